@@ -1,0 +1,5 @@
+"""mnemolog: a local-first, auditable, event-sourced memory layer for LLM agents."""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,252 @@
+"""The facts mnemolog records: one tagged union of frozen msgspec Structs.
+
+Every event is a past-tense fact with a stable dotted wire tag (``type``) and a ``schema``
+version. Evolve additively: new fields get defaults and types never change; a breaking change
+bumps ``schema`` and registers an upcaster (see ``upcasting.py``).
+
+Text that may hold personal data is never a plain ``str`` here: it is a ``Sealed`` value,
+encrypted under its subject's data key, so destroying the key erases it from the log.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+import msgspec
+
+Protocol: TypeAlias = Literal["rest", "proxy", "mcp", "cli", "import", "system"]
+
+
+class Actor(msgspec.Struct, frozen=True, kw_only=True):
+    """Who caused an event: an agent identity and the surface it came through."""
+
+    agent_id: str
+    protocol: Protocol
+
+
+class Sealed(msgspec.Struct, frozen=True, kw_only=True):
+    """Ciphertext of a personal-data field, bound to its subject (crypto-shredding)."""
+
+    subject: str
+    nonce: bytes
+    ct: bytes
+    alg: str = "aes-256-gcm"
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Base of every event body."""
+
+    schema: int = 1
+
+
+# --- memory lifecycle -------------------------------------------------------------------
+
+
+class MemoryWritten(Event, frozen=True, kw_only=True, tag="memory.written"):
+    """A new chain starts with its first version."""
+
+    memory_id: str
+    version_id: str
+    container_tag: str
+    content: Sealed
+    embedding: Sealed | None = None
+    metadata: Sealed | None = None
+    is_static: bool = False
+    observed_at: str | None = None
+
+
+class MemoryDeduplicated(Event, frozen=True, kw_only=True, tag="memory.deduplicated"):
+    """A write was an exact duplicate of a live version: no new version was made."""
+
+    memory_id: str
+    version_id: str
+    container_tag: str
+
+
+class MemorySuperseded(Event, frozen=True, kw_only=True, tag="memory.superseded"):
+    """A near-duplicate write became version n+1 of an existing chain."""
+
+    memory_id: str
+    version_id: str
+    version: int
+    supersedes_version_id: str
+    container_tag: str
+    content: Sealed
+    similarity: float
+    embedding: Sealed | None = None
+    metadata: Sealed | None = None
+    is_static: bool = False
+    observed_at: str | None = None
+
+
+class MemoryEdited(Event, frozen=True, kw_only=True, tag="memory.edited"):
+    """An explicit edit made version n+1 of a chain (never a mutation)."""
+
+    memory_id: str
+    version_id: str
+    version: int
+    supersedes_version_id: str
+    container_tag: str
+    content: Sealed
+    embedding: Sealed | None = None
+    metadata: Sealed | None = None
+    is_static: bool = False
+    observed_at: str | None = None
+
+
+class ChainForgotten(Event, frozen=True, kw_only=True, tag="chain.forgotten"):
+    """A whole chain was forgotten, reversibly, for a reason."""
+
+    memory_id: str
+    reason: Sealed
+
+
+class ChainRestored(Event, frozen=True, kw_only=True, tag="chain.restored"):
+    """A forgotten chain was restored."""
+
+    memory_id: str
+    reason: Sealed | None = None
+
+
+class SubjectErased(Event, frozen=True, kw_only=True, tag="subject.erased"):
+    """A subject's data key was destroyed: its sealed fields are gone for good."""
+
+    subject: str
+    scope: Literal["memory", "container", "document"]
+    memory_id: str | None = None
+    container_tag: str | None = None
+
+
+# --- recall and the proxy ------------------------------------------------------------------
+
+
+class Candidate(msgspec.Struct, frozen=True, kw_only=True):
+    """One recall candidate, kept whether or not it was served."""
+
+    version_id: str
+    similarity: float | None = None
+    bm25: float | None = None
+    fused: float = 0.0
+    served: bool = False
+
+
+class RecallPerformed(Event, frozen=True, kw_only=True, tag="recall.performed"):
+    """A recall ran; its id is the trace id."""
+
+    recall_id: str
+    origin: Literal["rest", "proxy", "mcp", "capture", "import"]
+    container_tag: str | None
+    query: Sealed
+    embedder: str
+    candidates: list[Candidate] = []
+    served: list[str] = []
+    latency_ms: dict[str, float] = {}
+    params: dict[str, str | int | float | bool | None] = {}
+
+
+class ContextInjected(Event, frozen=True, kw_only=True, tag="context.injected"):
+    """Recalled versions were rendered into an upstream request; only the digest is kept."""
+
+    trace_id: str
+    recall_id: str
+    version_ids: list[str]
+    renderer: str
+    sent_digest: str
+
+
+class MemoryCaptured(Event, frozen=True, kw_only=True, tag="memory.captured"):
+    """Auto-capture proposed a fact from a conversation (unverified)."""
+
+    capture_id: str
+    container_tag: str
+    content: Sealed
+    trace_id: str | None = None
+    redactions: int = 0
+    method: Literal["heuristic", "distilled"] = "heuristic"
+
+
+class ProfileUpdated(Event, frozen=True, kw_only=True, tag="profile.updated"):
+    """A container's profile (static and dynamic facts) changed."""
+
+    container_tag: str
+    profile: Sealed
+
+
+class DocumentIngested(Event, frozen=True, kw_only=True, tag="document.ingested"):
+    """A document was added to a container."""
+
+    document_id: str
+    container_tag: str
+    content: Sealed
+    title: Sealed | None = None
+    metadata: Sealed | None = None
+    chunk_embeddings: Sealed | None = None
+
+
+class EmbedderPinned(Event, frozen=True, kw_only=True, tag="embedder.pinned"):
+    """The data dir was bound to one embedder identity on first use."""
+
+    name: str
+    dimension: int
+    digest: str
+
+
+class AgentSignal(Event, frozen=True, kw_only=True, tag="agent.signal"):
+    """Feedback about an agent's behaviour, the input of its trust score."""
+
+    agent_id: str
+    signal: Literal["positive", "negative", "neutral"]
+    memory_id: str | None = None
+    weight: float = 1.0
+    note: str | None = None
+
+
+AnyEvent: TypeAlias = (
+    MemoryWritten
+    | MemoryDeduplicated
+    | MemorySuperseded
+    | MemoryEdited
+    | ChainForgotten
+    | ChainRestored
+    | SubjectErased
+    | RecallPerformed
+    | ContextInjected
+    | MemoryCaptured
+    | ProfileUpdated
+    | DocumentIngested
+    | EmbedderPinned
+    | AgentSignal
+)
+
+EVENT_TYPES: tuple[type[Event], ...] = (
+    MemoryWritten,
+    MemoryDeduplicated,
+    MemorySuperseded,
+    MemoryEdited,
+    ChainForgotten,
+    ChainRestored,
+    SubjectErased,
+    RecallPerformed,
+    ContextInjected,
+    MemoryCaptured,
+    ProfileUpdated,
+    DocumentIngested,
+    EmbedderPinned,
+    AgentSignal,
+)
+
+
+def event_tag(event_type: type[Event]) -> str:
+    """The wire tag of an event class."""
+    tag = event_type.__struct_config__.tag
+    assert isinstance(tag, str)
+    return tag
+
+
+def current_schema(event_type: type[Event]) -> int:
+    """The schema version new events of this class are written with."""
+    for field in msgspec.structs.fields(event_type):
+        if field.name == "schema":
+            assert isinstance(field.default, int)
+            return field.default
+    raise TypeError(f"{event_type.__name__} has no schema field")

@@ -1,0 +1,40 @@
+"""Opening LMDB environments the one safe way: checked first, durable flags asserted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import lmdb
+
+from ..errors import StorageError
+from .preflight import check_data_file
+
+# What durability rests on: every commit syncs data and meta pages, through the write path.
+DURABLE_FLAGS = {"sync": True, "metasync": True, "writemap": False, "map_async": False}
+
+
+def open_env(path: Path, *, map_size: int, max_dbs: int, readonly: bool = False) -> Any:
+    """Open (creating if needed) an LMDB environment after checking its data file."""
+    if not readonly:
+        path.mkdir(parents=True, exist_ok=True)
+    check_data_file(path / "data.mdb")
+    env = lmdb.open(
+        str(path),
+        map_size=map_size,
+        max_dbs=max_dbs,
+        readonly=readonly,
+        create=not readonly,
+        sync=True,
+        metasync=True,
+        writemap=False,
+        map_async=False,
+        lock=True,
+    )
+    flags = env.flags()
+    wrong = {k: flags[k] for k, want in DURABLE_FLAGS.items() if flags[k] != want}
+    if wrong:
+        env.close()
+        raise StorageError(f"LMDB opened {path} without its durable flags: {wrong}")
+    env.reader_check()
+    return env

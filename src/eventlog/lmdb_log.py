@@ -1,0 +1,272 @@
+"""The embedded ``EventLog``: LMDB, one writer thread, group commit, fail-stop on I/O errors."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import lmdb
+import msgspec
+
+from ..errors import (
+    CorruptLog,
+    CorruptRecord,
+    DiskFull,
+    IdempotencyConflict,
+    StorageError,
+    StorageFailed,
+)
+from .chain import IdempotencyEntry, chain, payload_fingerprint
+from .codec import RecordCodec, decode_value
+from .gate import ReadWriteGate
+from .groupcommit import GroupCommitter
+from .lmdb_env import open_env
+from .notify import HeadNotifier
+from .port import EMPTY_HEAD, Appended, Draft, Head
+from .record import StoredRecord, seq_key
+
+_HEAD_KEY = b"head"
+_READ_CHUNK = 256
+_MAX_GROWTHS = 16
+
+
+class _AppendRequest(msgspec.Struct, frozen=True):
+    drafts: tuple[Draft, ...]
+    idempotency_key: str | None
+    fingerprint: bytes
+
+
+class LmdbEventLog:
+    """The log in one LMDB environment: sub-databases ``log``, ``meta`` and ``idempotency``.
+
+    Keys of ``log`` are u64 big-endian seqs; values are framed records (``record.py``).
+    ``meta`` holds the head (seq, hash, time), written in the same transaction as the records,
+    so a dropped tail record is detected. After any failed commit other than a full map the
+    log refuses every further write until it is reopened: LMDB itself would carry on after a
+    failed fsync as if the data were on disk.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        codec: RecordCodec | None = None,
+        map_size: int = 64 << 20,
+        max_batch: int = 512,
+        reader_check_every: float = 30.0,
+    ) -> None:
+        self._codec = codec or RecordCodec()
+        self._env = open_env(path, map_size=map_size, max_dbs=4)
+        self._log_db = self._env.open_db(b"log")
+        self._meta_db = self._env.open_db(b"meta")
+        self._idem_db = self._env.open_db(b"idempotency")
+        self._gate = ReadWriteGate()
+        self._head = self._load_head()
+        self._failure: StorageError | None = None
+        self._notifier = HeadNotifier(self._head.seq)
+        self._writer: GroupCommitter[_AppendRequest, Appended] = GroupCommitter(
+            self._commit_batch,
+            name="mnemolog-log-writer",
+            max_batch=max_batch,
+            every=reader_check_every,
+            periodic=self._clear_stale_readers,
+        )
+
+    # --- writing -------------------------------------------------------------------------
+
+    def append(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        idempotency_key: str | None = None,
+        fingerprint: bytes | None = None,
+    ) -> Appended:
+        return self._submit(drafts, idempotency_key, fingerprint).result()
+
+    async def append_async(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        idempotency_key: str | None = None,
+        fingerprint: bytes | None = None,
+    ) -> Appended:
+        return await asyncio.wrap_future(self._submit(drafts, idempotency_key, fingerprint))
+
+    @property
+    def failure(self) -> StorageError | None:
+        """The error that stopped writes, if any (cleared only by reopening)."""
+        return self._failure
+
+    def _submit(
+        self, drafts: Sequence[Draft], key: str | None, fingerprint: bytes | None
+    ) -> Any:
+        if self._failure is not None:
+            raise self._failure
+        request = _AppendRequest(
+            tuple(drafts), key, fingerprint or payload_fingerprint(drafts, self._codec)
+        )
+        return self._writer.submit(request)
+
+    def _commit_batch(self, requests: Sequence[_AppendRequest]) -> list[Appended | BaseException]:
+        if self._failure is not None:
+            raise self._failure
+        for _ in range(_MAX_GROWTHS):
+            try:
+                with self._gate.shared():
+                    return self._write(requests)
+            except lmdb.MapFullError:
+                self._grow_map()
+            except lmdb.Error as exc:
+                self._failure = _storage_failure(exc)
+                raise self._failure from exc
+        self._failure = DiskFull("the LMDB map could not grow far enough")
+        raise self._failure
+
+    def _write(self, requests: Sequence[_AppendRequest]) -> list[Appended | BaseException]:
+        head = self._head
+        results: list[Appended | BaseException] = []
+        txn = self._env.begin(write=True)
+        try:
+            for request in requests:
+                try:
+                    replay = self._idempotent_replay(txn, request)
+                except IdempotencyConflict as exc:
+                    results.append(exc)
+                    continue
+                if replay is not None:
+                    results.append(replay)
+                    continue
+                if not request.drafts:
+                    results.append(Appended(()))
+                    continue
+                chained = chain(head, request.drafts, time.time_ns(), self._codec)
+                for record, value in zip(chained.records, chained.values, strict=True):
+                    if not txn.put(seq_key(record.seq), value, db=self._log_db, append=True):
+                        raise CorruptLog(f"seq {record.seq} already exists")
+                if request.idempotency_key is not None:
+                    entry = IdempotencyEntry(
+                        request.fingerprint, chained.records[0].seq, len(chained.records)
+                    )
+                    txn.put(
+                        request.idempotency_key.encode(),
+                        msgspec.msgpack.encode(entry),
+                        db=self._idem_db,
+                    )
+                head = chained.head
+                results.append(Appended(chained.records))
+            if head != self._head:
+                txn.put(_HEAD_KEY, msgspec.msgpack.encode(head), db=self._meta_db)
+            txn.commit()
+        except BaseException:
+            txn.abort()
+            raise
+        if head != self._head:
+            self._head = head
+            self._notifier.publish(head.seq)
+        return results
+
+    def _idempotent_replay(self, txn: Any, request: _AppendRequest) -> Appended | None:
+        if request.idempotency_key is None:
+            return None
+        raw = txn.get(request.idempotency_key.encode(), db=self._idem_db)
+        if raw is None:
+            return None
+        entry = msgspec.msgpack.decode(raw, type=IdempotencyEntry)
+        if entry.fingerprint != request.fingerprint:
+            raise IdempotencyConflict(
+                f"idempotency key {request.idempotency_key!r} was used with another payload"
+            )
+        records = tuple(
+            decode_value(seq, txn.get(seq_key(seq), db=self._log_db), self._codec)
+            for seq in entry.seqs
+        )
+        return Appended(records, replayed=True)
+
+    def _grow_map(self) -> None:
+        with self._gate.exclusive():
+            size = int(self._env.info()["map_size"])
+            self._env.set_mapsize(size * 2)
+
+    # --- reading -------------------------------------------------------------------------
+
+    def read(self, from_seq: int = 1, limit: int | None = None) -> Iterator[StoredRecord]:
+        """Records from ``from_seq`` on, read in chunks so no transaction outlives a chunk."""
+        seq = max(from_seq, 1)
+        remaining = limit
+        prev: str | None = None
+        while remaining is None or remaining > 0:
+            want = _READ_CHUNK if remaining is None else min(_READ_CHUNK, remaining)
+            chunk = self._read_chunk(seq, want)
+            for stored in chunk:
+                if prev is not None and stored.record.prev != prev:
+                    raise CorruptRecord(stored.seq, "does not chain to the previous record")
+                prev = stored.digest
+                yield stored
+            if len(chunk) < want:
+                return
+            seq += len(chunk)
+            if remaining is not None:
+                remaining -= len(chunk)
+
+    def _read_chunk(self, seq: int, count: int) -> list[StoredRecord]:
+        out: list[StoredRecord] = []
+        with self._gate.shared(), self._env.begin(db=self._log_db) as txn:
+            for expected in range(seq, seq + count):
+                value = txn.get(seq_key(expected))
+                if value is None:
+                    break
+                out.append(decode_value(expected, bytes(value), self._codec))
+        return out
+
+    def head(self) -> Head:
+        return self._head
+
+    def wait_for(self, after_seq: int, timeout: float | None = None) -> int:
+        return self._notifier.wait_for(after_seq, timeout)
+
+    async def wait_for_async(self, after_seq: int, timeout: float | None = None) -> int:
+        return await self._notifier.wait_for_async(after_seq, timeout)
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._writer.close()
+        self._notifier.close()
+        with self._gate.exclusive():
+            self._env.close()
+
+    def __enter__(self) -> LmdbEventLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _clear_stale_readers(self) -> None:
+        """Free reader slots left by dead processes, so they cannot pin old pages."""
+        self._env.reader_check()
+
+    def _load_head(self) -> Head:
+        with self._env.begin() as txn:
+            raw = txn.get(_HEAD_KEY, db=self._meta_db)
+            cursor = txn.cursor(db=self._log_db)
+            last = decode_value(
+                int.from_bytes(cursor.key(), "big"), bytes(cursor.value()), self._codec
+            ) if cursor.last() else None
+        head = EMPTY_HEAD if raw is None else msgspec.msgpack.decode(raw, type=Head)
+        found = EMPTY_HEAD if last is None else Head(last.seq, last.digest, last.record.ts)
+        if head != found:
+            raise CorruptLog(
+                f"the log's head (seq {head.seq}) does not match its last record "
+                f"(seq {found.seq}); run `mnemolog verify-log`"
+            )
+        return head
+
+
+def _storage_failure(exc: lmdb.Error) -> StorageError:
+    text = str(exc)
+    if "No space left" in text or "quota exceeded" in text:
+        return DiskFull(f"the disk is full; writes are stopped until restart ({text})")
+    return StorageFailed(f"a write to the log failed; writes are stopped until restart ({text})")

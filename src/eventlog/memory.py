@@ -1,0 +1,97 @@
+"""An in-memory ``EventLog`` with the same semantics as the LMDB one, for tests."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+
+from ..errors import IdempotencyConflict, LogClosed
+from .chain import IdempotencyEntry, chain, payload_fingerprint
+from .codec import RecordCodec
+from .notify import HeadNotifier
+from .port import EMPTY_HEAD, Appended, Draft, Head
+from .codec import decode_value
+from .record import StoredRecord
+
+
+class InMemoryEventLog:
+    """Keeps framed records in a list; every read decodes and checks them like LMDB does."""
+
+    def __init__(self, codec: RecordCodec | None = None) -> None:
+        self._codec = codec or RecordCodec()
+        self._values: list[bytes] = []
+        self._idempotency: dict[str, IdempotencyEntry] = {}
+        self._head = EMPTY_HEAD
+        self._lock = threading.Lock()
+        self._notifier = HeadNotifier()
+        self._closed = False
+
+    def append(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        idempotency_key: str | None = None,
+        fingerprint: bytes | None = None,
+    ) -> Appended:
+        with self._lock:
+            if self._closed:
+                raise LogClosed("the log is closed")
+            print_ = fingerprint or payload_fingerprint(drafts, self._codec)
+            if idempotency_key is not None and idempotency_key in self._idempotency:
+                entry = self._idempotency[idempotency_key]
+                if entry.fingerprint != print_:
+                    raise IdempotencyConflict(
+                        f"idempotency key {idempotency_key!r} was used with another payload"
+                    )
+                records = tuple(self._decode(s) for s in entry.seqs)
+                return Appended(records, replayed=True)
+            if not drafts:
+                return Appended(())
+            chained = chain(self._head, drafts, time.time_ns(), self._codec)
+            self._values.extend(chained.values)
+            if idempotency_key is not None:
+                first = chained.records[0].seq
+                self._idempotency[idempotency_key] = IdempotencyEntry(
+                    print_, first, len(drafts)
+                )
+            self._head = chained.head
+        self._notifier.publish(chained.head.seq)
+        return Appended(chained.records)
+
+    async def append_async(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        idempotency_key: str | None = None,
+        fingerprint: bytes | None = None,
+    ) -> Appended:
+        return self.append(drafts, idempotency_key=idempotency_key, fingerprint=fingerprint)
+
+    def read(self, from_seq: int = 1, limit: int | None = None) -> Iterator[StoredRecord]:
+        seq = max(from_seq, 1)
+        count = 0
+        while limit is None or count < limit:
+            with self._lock:
+                if seq > len(self._values):
+                    return
+            yield self._decode(seq)
+            seq += 1
+            count += 1
+
+    def head(self) -> Head:
+        return self._head
+
+    def wait_for(self, after_seq: int, timeout: float | None = None) -> int:
+        return self._notifier.wait_for(after_seq, timeout)
+
+    async def wait_for_async(self, after_seq: int, timeout: float | None = None) -> int:
+        return await self._notifier.wait_for_async(after_seq, timeout)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+        self._notifier.close()
+
+    def _decode(self, seq: int) -> StoredRecord:
+        return decode_value(seq, self._values[seq - 1], self._codec)

@@ -1,0 +1,85 @@
+"""The ``EventLog`` port: what everything above the log may rely on.
+
+LMDB is the embedded implementation; an in-memory one serves tests. Nothing above this port
+depends on LMDB specifics, so another backend (an append-only SQL table) can take its place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Protocol
+
+import msgspec
+
+from .events import Actor, AnyEvent
+from .record import GENESIS, StoredRecord
+
+
+class Draft(msgspec.Struct, frozen=True):
+    """An event waiting for its place in the log."""
+
+    actor: Actor
+    event: AnyEvent
+
+
+class Head(msgspec.Struct, frozen=True):
+    """The last record of the log: its seq, its hash and its time."""
+
+    seq: int
+    digest: str
+    ts: int
+
+
+EMPTY_HEAD = Head(0, GENESIS, 0)
+
+
+class Appended(msgspec.Struct, frozen=True):
+    """The answer to an append: the records it made, or found again for a retried key."""
+
+    records: tuple[StoredRecord, ...]
+    replayed: bool = False
+
+    @property
+    def seqs(self) -> list[int]:
+        return [r.seq for r in self.records]
+
+
+class EventLog(Protocol):
+    """An append-only, hash-chained log of events."""
+
+    def append(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        idempotency_key: str | None = None,
+        fingerprint: bytes | None = None,
+    ) -> Appended:
+        """Append drafts atomically (contiguous seqs); answer once they are durable.
+
+        A retry with the same ``idempotency_key`` and the same payload (``fingerprint``, by
+        default a digest of the drafts) returns the original records; another payload raises
+        ``IdempotencyConflict``.
+        """
+        ...
+
+    async def append_async(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        idempotency_key: str | None = None,
+        fingerprint: bytes | None = None,
+    ) -> Appended: ...
+
+    def read(self, from_seq: int = 1, limit: int | None = None) -> Iterator[StoredRecord]:
+        """Records in seq order from ``from_seq``, checked as they are read."""
+        ...
+
+    def head(self) -> Head: ...
+
+    def wait_for(self, after_seq: int, timeout: float | None = None) -> int:
+        """Block until the head passes ``after_seq`` (or timeout); return the head seq."""
+        ...
+
+    async def wait_for_async(self, after_seq: int, timeout: float | None = None) -> int: ...
+
+    def close(self) -> None: ...
