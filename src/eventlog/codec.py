@@ -78,9 +78,7 @@ class RecordCodec:
             event = self._events.decode(raw.event)
         except (msgspec.DecodeError, msgspec.ValidationError, MissingUpcaster) as exc:
             raise CorruptRecord(seq, f"undecodable record: {exc}") from exc
-        return Record(
-            v=raw.v, seq=raw.seq, ts=raw.ts, actor=raw.actor, prev=raw.prev, event=event
-        )
+        return Record(v=raw.v, seq=raw.seq, ts=raw.ts, actor=raw.actor, prev=raw.prev, event=event)
 
 
 def decode_value(seq: int, value: bytes, codec: RecordCodec) -> StoredRecord:

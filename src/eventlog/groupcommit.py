@@ -19,6 +19,7 @@ from ..errors import LogClosed
 Req = TypeVar("Req")
 Res = TypeVar("Res")
 
+
 class GroupCommitter(Generic[Req, Res]):
     """A single writer thread draining a queue into batches.
 

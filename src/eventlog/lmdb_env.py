@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import lmdb
 
@@ -14,7 +13,9 @@ from .preflight import check_data_file
 DURABLE_FLAGS = {"sync": True, "metasync": True, "writemap": False, "map_async": False}
 
 
-def open_env(path: Path, *, map_size: int, max_dbs: int, readonly: bool = False) -> Any:
+def open_env(
+    path: Path, *, map_size: int, max_dbs: int, readonly: bool = False
+) -> lmdb.Environment:
     """Open (creating if needed) an LMDB environment after checking its data file."""
     if not readonly:
         path.mkdir(parents=True, exist_ok=True)
@@ -31,7 +32,7 @@ def open_env(path: Path, *, map_size: int, max_dbs: int, readonly: bool = False)
         map_async=False,
         lock=True,
     )
-    flags = env.flags()
+    flags: dict[str, object] = dict(env.flags())
     wrong = {k: flags[k] for k, want in DURABLE_FLAGS.items() if flags[k] != want}
     if wrong:
         env.close()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
 
 import lmdb
 import msgspec
@@ -102,7 +102,7 @@ class LmdbEventLog:
 
     def _submit(
         self, drafts: Sequence[Draft], key: str | None, fingerprint: bytes | None
-    ) -> Any:
+    ) -> Future[Appended]:
         if self._failure is not None:
             raise self._failure
         request = _AppendRequest(
@@ -168,7 +168,7 @@ class LmdbEventLog:
             self._notifier.publish(head.seq)
         return results
 
-    def _idempotent_replay(self, txn: Any, request: _AppendRequest) -> Appended | None:
+    def _idempotent_replay(self, txn: lmdb.Transaction, request: _AppendRequest) -> Appended | None:
         if request.idempotency_key is None:
             return None
         raw = txn.get(request.idempotency_key.encode(), db=self._idem_db)
@@ -179,11 +179,13 @@ class LmdbEventLog:
             raise IdempotencyConflict(
                 f"idempotency key {request.idempotency_key!r} was used with another payload"
             )
-        records = tuple(
-            decode_value(seq, txn.get(seq_key(seq), db=self._log_db), self._codec)
-            for seq in entry.seqs
-        )
-        return Appended(records, replayed=True)
+        records = []
+        for seq in entry.seqs:
+            value = txn.get(seq_key(seq), db=self._log_db)
+            if value is None:
+                raise CorruptRecord(seq, "missing, although an idempotency key points at it")
+            records.append(decode_value(seq, bytes(value), self._codec))
+        return Appended(tuple(records), replayed=True)
 
     def _grow_map(self) -> None:
         with self._gate.exclusive():
@@ -252,9 +254,13 @@ class LmdbEventLog:
         with self._env.begin() as txn:
             raw = txn.get(_HEAD_KEY, db=self._meta_db)
             cursor = txn.cursor(db=self._log_db)
-            last = decode_value(
-                int.from_bytes(cursor.key(), "big"), bytes(cursor.value()), self._codec
-            ) if cursor.last() else None
+            last = (
+                decode_value(
+                    int.from_bytes(cursor.key(), "big"), bytes(cursor.value()), self._codec
+                )
+                if cursor.last()
+                else None
+            )
         head = EMPTY_HEAD if raw is None else msgspec.msgpack.decode(raw, type=Head)
         found = EMPTY_HEAD if last is None else Head(last.seq, last.digest, last.record.ts)
         if head != found:

@@ -8,10 +8,9 @@ from collections.abc import Iterator, Sequence
 
 from ..errors import IdempotencyConflict, LogClosed
 from .chain import IdempotencyEntry, chain, payload_fingerprint
-from .codec import RecordCodec
+from .codec import RecordCodec, decode_value
 from .notify import HeadNotifier
 from .port import EMPTY_HEAD, Appended, Draft, Head
-from .codec import decode_value
 from .record import StoredRecord
 
 
@@ -52,9 +51,7 @@ class InMemoryEventLog:
             self._values.extend(chained.values)
             if idempotency_key is not None:
                 first = chained.records[0].seq
-                self._idempotency[idempotency_key] = IdempotencyEntry(
-                    print_, first, len(drafts)
-                )
+                self._idempotency[idempotency_key] = IdempotencyEntry(print_, first, len(drafts))
             self._head = chained.head
         self._notifier.publish(chained.head.seq)
         return Appended(chained.records)

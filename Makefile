@@ -1,0 +1,36 @@
+# Everything a fresh machine needs, from nothing but Python 3.11.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: serve test test-fast lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## Start the server on the embedded defaults (./data or MNEMOLOG_DATA_DIR, 127.0.0.1:8080).
+serve: $(STAMP)
+	$(BIN)/mnemolog serve
+
+## Run the whole test suite, slow end-to-end tier included.
+test: $(STAMP)
+	$(BIN)/pytest
+
+## The quick tier only (skips tests marked slow).
+test-fast: $(STAMP)
+	$(BIN)/pytest -m "not slow"
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy --strict src/
+
+bench: $(STAMP)
+	$(BIN)/python bench/log_append.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

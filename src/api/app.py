@@ -1,0 +1,34 @@
+"""The FastAPI application: a thin shell over the runtime."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+
+from .. import __version__
+from ..runtime import Runtime
+from .errors import install_error_handlers
+
+
+def create_app(runtime: Runtime) -> FastAPI:
+    app = FastAPI(title="mnemolog", version=__version__, openapi_url="/openapi.json")
+    install_error_handlers(app)
+
+    @app.get("/health")
+    def health() -> JSONResponse:
+        failure = runtime.log.failure
+        error = None if failure is None else {"code": failure.code, "message": str(failure)}
+        body = {
+            "ok": failure is None,
+            "service": "mnemolog",
+            "version": __version__,
+            "auth": "none",
+            "log": {
+                "head": runtime.log.head().seq,
+                "writable": failure is None,
+                "error": error,
+            },
+        }
+        return JSONResponse(body, status_code=200 if failure is None else 503)
+
+    return app

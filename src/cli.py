@@ -1,0 +1,93 @@
+"""The ``mnemolog`` command line: thin verbs over the core.
+
+The server is imported only by ``serve``, so ``verify-log`` runs without it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+import msgspec
+
+from .errors import CorruptLog, DataDirLocked, InvalidInput, StorageError
+from .settings import Settings, settings_from_env
+
+EXIT_CORRUPT = 1
+EXIT_USAGE = 2
+EXIT_LOCKED = 3
+
+_data_dir_option = click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Data directory [env MNEMOLOG_DATA_DIR; default ./data].",
+)
+
+
+def _settings(**overrides: object) -> Settings:
+    try:
+        return settings_from_env(os.environ, **overrides)
+    except InvalidInput as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mnemolog")
+def main() -> None:
+    """mnemolog: an auditable, event-sourced memory layer for LLM agents."""
+
+
+@main.command()
+@_data_dir_option
+@click.option("--host", default=None, help="Address to bind [env MNEMOLOG_HOST; 127.0.0.1].")
+@click.option("--port", type=int, default=None, help="Port [env MNEMOLOG_PORT; 8080].")
+def serve(data_dir: Path | None, host: str | None, port: int | None) -> None:
+    """Run the HTTP server on the data directory."""
+    settings = _settings(data_dir=data_dir, host=host, port=port)
+    import uvicorn
+
+    from .api import create_app
+    from .runtime import Runtime
+
+    try:
+        runtime = Runtime(settings)
+    except DataDirLocked as exc:
+        click.echo(f"mnemolog: {exc}", err=True)
+        sys.exit(EXIT_LOCKED)
+    except (CorruptLog, StorageError) as exc:
+        click.echo(f"mnemolog: cannot open {settings.data_dir}: {exc}", err=True)
+        sys.exit(EXIT_CORRUPT)
+    try:
+        uvicorn.run(create_app(runtime), host=settings.host, port=settings.port, log_level="info")
+    finally:
+        runtime.close()
+
+
+@main.command("verify-log")
+@_data_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def verify_log_command(data_dir: Path | None, as_json: bool) -> None:
+    """Check the log's checksums, sequence and hash chain.
+
+    Exits 0 when the log is intact, 1 with the first bad seq when it is not, 2 when there is
+    no log. Safe to run beside a live server.
+    """
+    from .eventlog.datadir import log_dir
+    from .eventlog.verify import verify_log
+
+    settings = _settings(data_dir=data_dir)
+    report = verify_log(log_dir(settings.data_dir))
+    if as_json:
+        click.echo(msgspec.json.encode(report).decode())
+    elif report.ok:
+        click.echo(f"ok: {report.records} records, head {report.head_seq} {report.head_digest}")
+    elif report.first_bad_seq is not None:
+        click.echo(f"corrupt: first bad seq {report.first_bad_seq}: {report.reason}", err=True)
+    else:
+        click.echo(f"corrupt: {report.reason}", err=True)
+    if report.ok:
+        return
+    sys.exit(EXIT_USAGE if report.reason and report.reason.startswith("no log") else EXIT_CORRUPT)

@@ -1,0 +1,33 @@
+"""The event log: the only source of truth. Everything else is a fold over it."""
+
+from .codec import RecordCodec
+from .events import EVENT_TYPES, Actor, AnyEvent, Event, Sealed
+from .keystore import KeyStore
+from .lmdb_log import LmdbEventLog
+from .memory import InMemoryEventLog
+from .port import Appended, Draft, EventLog, Head
+from .record import GENESIS, Record, StoredRecord
+from .sealing import Sealer
+from .verify import VerifyReport, verify_log
+
+__all__ = [
+    "EVENT_TYPES",
+    "GENESIS",
+    "Actor",
+    "AnyEvent",
+    "Appended",
+    "Draft",
+    "Event",
+    "EventLog",
+    "Head",
+    "InMemoryEventLog",
+    "KeyStore",
+    "LmdbEventLog",
+    "Record",
+    "RecordCodec",
+    "Sealed",
+    "Sealer",
+    "StoredRecord",
+    "VerifyReport",
+    "verify_log",
+]

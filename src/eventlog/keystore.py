@@ -1,0 +1,144 @@
+"""Per-subject data keys, kept apart from the log so that destroying one really erases.
+
+A subject is whatever personal data is erased as one unit: a memory chain, a container (a
+user's queries and excerpts), a document. Its sealed fields in the log become unreadable the
+moment its key is gone. Destroying a key deletes it, records a tombstone (a hash of the subject
+name, so the subject can never silently get a new key) and compacts the store: LMDB leaves
+deleted values in freed pages, and only a compacting copy swapped in atomically removes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import lmdb
+
+from ..errors import KeyDestroyed
+from .groupcommit import GroupCommitter
+from .lmdb_env import open_env
+
+KEY_SIZE = 32
+_MAP_SIZE = 16 << 20
+_COMPACT_SUFFIX = ".compact"
+
+
+class KeyStore:
+    """Subject keys in their own small LMDB environment (``keys/`` in the data dir)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._lock = threading.RLock()
+        self._cache: dict[str, bytes] = {}
+        self._open()
+        self._creator: GroupCommitter[str, bytes] = GroupCommitter(
+            self._create_batch, name="mnemolog-key-writer"
+        )
+
+    def _open(self) -> None:
+        stale = self._path.with_name(self._path.name + _COMPACT_SUFFIX)
+        shutil.rmtree(stale, ignore_errors=True)
+        self._env: lmdb.Environment = open_env(self._path, map_size=_MAP_SIZE, max_dbs=2)
+        self._keys = self._env.open_db(b"keys")
+        self._tombstones = self._env.open_db(b"tombstones")
+
+    def key_for(self, subject: str) -> bytes | None:
+        """The subject's key, or None if it never had one or it was destroyed."""
+        cached = self._cache.get(subject)
+        if cached is not None:
+            return cached
+        with self._lock, self._env.begin(db=self._keys) as txn:
+            raw = txn.get(subject.encode())
+        if raw is None:
+            return None
+        key = bytes(raw)
+        self._cache[subject] = key
+        return key
+
+    def ensure(self, subject: str) -> bytes:
+        """The subject's key, created durably if it has none; ``KeyDestroyed`` if erased."""
+        key = self.key_for(subject)
+        if key is not None:
+            return key
+        return self._creator.submit(subject).result()
+
+    def is_destroyed(self, subject: str) -> bool:
+        with self._lock, self._env.begin(db=self._tombstones) as txn:
+            return txn.get(_tombstone(subject)) is not None
+
+    def destroy(self, subject: str) -> bool:
+        """Destroy the subject's key and compact the store; True if a key existed."""
+        with self._lock:
+            self._cache.pop(subject, None)
+            with self._env.begin(write=True) as txn:
+                existed = bool(txn.delete(subject.encode(), db=self._keys))
+                txn.put(_tombstone(subject), b"", db=self._tombstones)
+            self._compact()
+        return existed
+
+    def close(self) -> None:
+        self._creator.close()
+        with self._lock:
+            self._env.close()
+
+    def _create_batch(self, subjects: Sequence[str]) -> list[bytes | BaseException]:
+        out: list[bytes | BaseException] = []
+        with self._lock:
+            while True:
+                try:
+                    with self._env.begin(write=True) as txn:
+                        out = [self._create(txn, subject) for subject in subjects]
+                    break
+                except lmdb.MapFullError:
+                    self._env.set_mapsize(int(self._env.info()["map_size"]) * 2)
+            for subject, result in zip(subjects, out, strict=True):
+                if isinstance(result, bytes):
+                    self._cache[subject] = result
+        return out
+
+    def _create(self, txn: lmdb.Transaction, subject: str) -> bytes | BaseException:
+        if txn.get(_tombstone(subject), db=self._tombstones) is not None:
+            return KeyDestroyed(f"subject {subject!r} was erased; it cannot be written again")
+        existing = txn.get(subject.encode(), db=self._keys)
+        if existing is not None:
+            return bytes(existing)
+        key = os.urandom(KEY_SIZE)
+        txn.put(subject.encode(), key, db=self._keys)
+        return key
+
+    def _compact(self) -> None:
+        """Replace the store by a compacting copy of itself, atomically."""
+        staging = self._path.with_name(self._path.name + _COMPACT_SUFFIX)
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        self._env.copy(str(staging), compact=True)
+        _fsync_file(staging / "data.mdb")
+        self._env.close()
+        os.replace(staging / "data.mdb", self._path / "data.mdb")
+        _fsync_dir(self._path)
+        shutil.rmtree(staging)
+        self._open()
+
+
+def _tombstone(subject: str) -> bytes:
+    return hashlib.sha256(subject.encode()).digest()
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,40 @@
+"""The opened stores of one data dir, owned by exactly one process."""
+
+from __future__ import annotations
+
+from .eventlog.datadir import DataDirLock, keys_dir, log_dir
+from .eventlog.keystore import KeyStore
+from .eventlog.lmdb_log import LmdbEventLog
+from .eventlog.sealing import Sealer
+from .settings import Settings
+
+
+class Runtime:
+    """Takes the data-dir lock first, then opens the log and the key store."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._lock = DataDirLock(settings.data_dir)
+        self._lock.acquire()
+        try:
+            self.log = LmdbEventLog(
+                log_dir(settings.data_dir),
+                map_size=settings.log_map_size,
+                reader_check_every=settings.reader_check_seconds,
+            )
+            try:
+                self.keys = KeyStore(keys_dir(settings.data_dir))
+            except BaseException:
+                self.log.close()
+                raise
+        except BaseException:
+            self._lock.release()
+            raise
+        self.sealer = Sealer(self.keys)
+
+    def close(self) -> None:
+        try:
+            self.keys.close()
+            self.log.close()
+        finally:
+            self._lock.release()

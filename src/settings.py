@@ -1,0 +1,59 @@
+"""One frozen ``Settings`` object, read once at the edge from ``MNEMOLOG_*`` variables.
+
+Nothing below the command-line and server shells reads the environment: they pass this down.
+Every setting is documented in ``docs/settings.md`` (a test keeps the two in step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+from .errors import InvalidInput
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    data_dir: Path = Path("data")
+    host: str = "127.0.0.1"
+    port: int = 8080
+    log_map_size: int = 64 << 20
+    reader_check_seconds: float = 30.0
+
+
+# Field name -> environment variable.
+ENV_VARS: dict[str, str] = {
+    "data_dir": "MNEMOLOG_DATA_DIR",
+    "host": "MNEMOLOG_HOST",
+    "port": "MNEMOLOG_PORT",
+    "log_map_size": "MNEMOLOG_LOG_MAP_SIZE",
+    "reader_check_seconds": "MNEMOLOG_READER_CHECK_SECONDS",
+}
+
+
+def settings_from_env(environ: Mapping[str, str], **overrides: object) -> Settings:
+    """Build settings from ``environ``; explicit ``overrides`` (not None) win."""
+    raw: dict[str, object] = {
+        field: environ[var] for field, var in ENV_VARS.items() if environ.get(var, "") != ""
+    }
+    raw.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        settings = msgspec.convert(raw, type=Settings, strict=False, dec_hook=_decode_path)
+    except msgspec.ValidationError as exc:
+        field = str(exc).rpartition("$.")[2]
+        where = f" ({ENV_VARS[field]})" if field in ENV_VARS else ""
+        raise InvalidInput(f"invalid setting: {exc}{where}") from exc
+    if not 0 < settings.port < 65536:
+        raise InvalidInput(f"invalid setting: port {settings.port} is out of range")
+    if settings.log_map_size < 1 << 16:
+        raise InvalidInput("invalid setting: log_map_size must be at least 65536")
+    if settings.reader_check_seconds <= 0:
+        raise InvalidInput("invalid setting: reader_check_seconds must be positive")
+    return settings
+
+
+def _decode_path(type_: type, obj: object) -> object:
+    if type_ is Path and isinstance(obj, str | Path):
+        return Path(obj)
+    raise TypeError(f"cannot read {type_.__name__} from {obj!r}")
