@@ -18,7 +18,7 @@ def open_env(
 ) -> lmdb.Environment:
     """Open (creating if needed) an LMDB environment after checking its data file."""
     if not readonly:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
     check_data_file(path / "data.mdb")
     env = lmdb.open(
         str(path),
@@ -31,6 +31,7 @@ def open_env(
         writemap=False,
         map_async=False,
         lock=True,
+        mode=0o600,
     )
     flags: dict[str, object] = dict(env.flags())
     wrong = {k: flags[k] for k, want in DURABLE_FLAGS.items() if flags[k] != want}

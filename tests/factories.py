@@ -1,0 +1,33 @@
+"""Small builders for events and drafts shared by the tests and benchmarks."""
+
+from __future__ import annotations
+
+import os
+
+from mnemolog.eventlog import Actor, Draft, Sealed
+from mnemolog.eventlog.events import AgentSignal, MemoryWritten
+
+ACTOR = Actor(agent_id="agent-test", protocol="rest")
+
+
+def signal_draft(note: str, *, size: int = 0, actor: Actor = ACTOR) -> Draft:
+    """A draft whose note identifies it; ``size`` pads the note to about that many bytes."""
+    padded = note if len(note) >= size else note + "." * (size - len(note))
+    return Draft(actor, AgentSignal(agent_id=actor.agent_id, signal="neutral", note=padded))
+
+
+def memory_draft(memory_id: str, content: Sealed, *, container: str = "c1") -> Draft:
+    return Draft(
+        ACTOR,
+        MemoryWritten(
+            memory_id=memory_id,
+            version_id=f"{memory_id}-v1",
+            container_tag=container,
+            content=content,
+        ),
+    )
+
+
+def fake_sealed(subject: str = "memory:m1", size: int = 32) -> Sealed:
+    """Random bytes standing in for a ciphertext, for tests that never open it."""
+    return Sealed(subject=subject, nonce=os.urandom(12), ct=os.urandom(size))
