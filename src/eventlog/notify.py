@@ -29,7 +29,8 @@ class HeadNotifier:
             self._cond.notify_all()
             waiters, self._waiters = self._waiters, []
         for loop, fut in waiters:
-            loop.call_soon_threadsafe(_resolve, fut)
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(_resolve, fut)
 
     def close(self) -> None:
         with self._cond:
@@ -54,14 +55,19 @@ class HeadNotifier:
                 if self._seq > after_seq or self._closed:
                     return self._seq
                 fut: asyncio.Future[None] = loop.create_future()
-                self._waiters.append((loop, fut))
+                waiter = (loop, fut)
+                self._waiters.append(waiter)
             remaining = None if deadline is None else deadline - loop.time()
-            if remaining is not None and remaining <= 0:
-                return self._seq
             try:
+                if remaining is not None and remaining <= 0:
+                    return self._seq
                 await asyncio.wait_for(fut, remaining)
             except TimeoutError:
                 return self._seq
+            finally:
+                with self._cond:
+                    if waiter in self._waiters:
+                        self._waiters.remove(waiter)
 
 
 def _resolve(fut: asyncio.Future[None]) -> None:

@@ -1,0 +1,102 @@
+"""What only the LMDB log does: reopen, map growth, head checks, durable flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lmdb
+import msgspec
+import pytest
+
+from mnemolog.errors import CorruptLog, StorageError
+from mnemolog.eventlog import LmdbEventLog, verify_log
+from mnemolog.eventlog import lmdb_env as lmdb_env_module
+from mnemolog.eventlog.lmdb_env import open_env
+from mnemolog.eventlog.port import Head
+
+from ..factories import signal_draft
+
+
+def test_reopen_continues_the_chain(tmp_path: Path) -> None:
+    with LmdbEventLog(tmp_path) as log:
+        log.append([signal_draft("a"), signal_draft("b")])
+        head = log.head()
+    with LmdbEventLog(tmp_path) as log:
+        assert log.head() == head
+        log.append([signal_draft("c")])
+        records = list(log.read())
+    assert [r.seq for r in records] == [1, 2, 3]
+    assert records[2].record.prev == head.digest
+    assert records[2].record.ts >= head.ts
+    assert verify_log(tmp_path).ok
+
+
+def test_map_grows_when_full(tmp_path: Path) -> None:
+    with LmdbEventLog(tmp_path, map_size=64 * 1024) as log:
+        for i in range(40):
+            log.append([signal_draft(f"{i}-{j}", size=4000) for j in range(10)])
+        assert log.head().seq == 400
+        assert log.failure is None
+        assert [r.seq for r in log.read()] == list(range(1, 401))
+    assert (tmp_path / "data.mdb").stat().st_size > 64 * 1024
+    assert verify_log(tmp_path).ok
+
+
+def test_a_head_that_disagrees_with_the_last_record_refuses_to_open(tmp_path: Path) -> None:
+    with LmdbEventLog(tmp_path) as log:
+        log.append([signal_draft("a"), signal_draft("b")])
+    env = lmdb.open(str(tmp_path), max_dbs=4)
+    with env.begin(write=True) as txn:
+        txn.delete((2).to_bytes(8, "big"), db=env.open_db(b"log", txn=txn))
+    env.close()
+    with pytest.raises(CorruptLog, match="does not match its last record"):
+        LmdbEventLog(tmp_path)
+
+
+def test_head_is_stored_with_the_records(tmp_path: Path) -> None:
+    with LmdbEventLog(tmp_path) as log:
+        log.append([signal_draft("a")])
+        head = log.head()
+    env = lmdb.open(str(tmp_path), max_dbs=4, readonly=True)
+    with env.begin() as txn:
+        raw = txn.get(b"head", db=env.open_db(b"meta", txn=txn, create=False))
+    env.close()
+    assert msgspec.msgpack.decode(raw, type=Head) == head
+
+
+def test_durable_flags_are_on(tmp_path: Path) -> None:
+    env = open_env(tmp_path, map_size=1 << 20, max_dbs=1)
+    flags = env.flags()
+    env.close()
+    assert (flags["sync"], flags["metasync"], flags["writemap"], flags["map_async"]) == (
+        True,
+        True,
+        False,
+        False,
+    )
+
+
+def test_opening_without_durable_flags_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_open = lmdb.open
+
+    def careless_open(path: str, **kwargs: object) -> lmdb.Environment:
+        return real_open(path, **{**kwargs, "sync": False})
+
+    monkeypatch.setattr(lmdb_env_module.lmdb, "open", careless_open)
+    with pytest.raises(StorageError, match="durable flags"):
+        LmdbEventLog(tmp_path)
+
+
+def test_reads_do_not_hold_a_transaction_between_chunks(tmp_path: Path) -> None:
+    with LmdbEventLog(tmp_path, map_size=64 * 1024) as log:
+        log.append([signal_draft(str(i)) for i in range(600)])
+        reader = log.read()
+        first = next(reader)
+        # A paused reader must not block map growth (which needs no open transaction).
+        for i in range(30):
+            log.append([signal_draft(f"grow-{i}", size=4000) for _ in range(5)])
+        rest = list(reader)
+    assert first.seq == 1
+    assert [r.seq for r in rest] == list(range(2, 751))
