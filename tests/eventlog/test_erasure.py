@@ -1,0 +1,127 @@
+"""Crypto-shredding: after a key is destroyed and the store compacted, nothing is left."""
+
+from __future__ import annotations
+
+import base64
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mnemolog.errors import CorruptLog, KeyDestroyed
+from mnemolog.eventlog import Actor, Draft, KeyStore, LmdbEventLog, Sealer, verify_log
+from mnemolog.eventlog.datadir import keys_dir, log_dir
+from mnemolog.eventlog.events import MemoryWritten, RecallPerformed, SubjectErased
+
+from ..factories import ACTOR, memory_draft
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> Iterator[KeyStore]:
+    store = KeyStore(tmp_path / "keys")
+    yield store
+    store.close()
+
+
+def grep_tree(root: Path, needle: bytes) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def test_sealed_fields_open_only_under_their_subject(keys: KeyStore) -> None:
+    sealer = Sealer(keys)
+    sealed = sealer.seal_text("memory:m1", "John prefers dark mode")
+    assert b"John" not in sealed.ct
+    assert sealer.open_text(sealed) == "John prefers dark mode"
+    moved = type(sealed)(subject="memory:m2", nonce=sealed.nonce, ct=sealed.ct)
+    sealer.seal_text("memory:m2", "other")
+    with pytest.raises(CorruptLog):
+        sealer.open(moved)
+
+
+def test_keys_survive_a_reopen(tmp_path: Path) -> None:
+    store = KeyStore(tmp_path / "keys")
+    sealed = Sealer(store).seal_text("container:u1", "a query")
+    store.close()
+    store = KeyStore(tmp_path / "keys")
+    try:
+        assert Sealer(store).open_text(sealed) == "a query"
+    finally:
+        store.close()
+
+
+def test_concurrent_first_use_of_a_subject_gets_one_key(keys: KeyStore) -> None:
+    got: list[bytes] = []
+    threads = [
+        threading.Thread(target=lambda: got.append(keys.ensure("memory:shared"))) for _ in range(8)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(got)) == 1 and len(got) == 8
+
+
+def test_a_destroyed_subject_reads_as_erased_and_never_comes_back(tmp_path: Path) -> None:
+    store = KeyStore(tmp_path / "keys")
+    sealer = Sealer(store)
+    sealed = sealer.seal_text("memory:m1", "secret")
+    assert store.destroy("memory:m1")
+    assert sealer.open(sealed) is None
+    assert store.is_destroyed("memory:m1")
+    with pytest.raises(KeyDestroyed):
+        sealer.seal_text("memory:m1", "again")
+    store.close()
+    store = KeyStore(tmp_path / "keys")  # the tombstone is durable too
+    try:
+        with pytest.raises(KeyDestroyed):
+            store.ensure("memory:m1")
+        assert not store.destroy("memory:m1")
+    finally:
+        store.close()
+
+
+def test_erasure_leaves_no_key_and_no_plaintext_under_the_data_dir(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    canary = "canary-7f3a9 John's passport number is X1234567"
+    keys = KeyStore(keys_dir(data_dir))
+    sealer = Sealer(keys)
+    log = LmdbEventLog(log_dir(data_dir))
+    try:
+        log.append([memory_draft("m1", sealer.seal_text("memory:m1", canary))])
+        kept = sealer.seal_text("memory:m2", "kept fact about the weather")
+        log.append([memory_draft("m2", kept)])
+        query = RecallPerformed(
+            recall_id="r1",
+            origin="rest",
+            container_tag="c1",
+            query=sealer.seal_text("container:c1", "what is John's passport?"),
+            embedder="test",
+        )
+        log.append([Draft(ACTOR, query)])
+        key = keys.key_for("memory:m1")
+        assert key is not None
+        # The needles are really there before the erase, so the greps below can fail.
+        assert grep_tree(data_dir, key)
+        for _ in range(50):  # old key-store pages that a plain delete would leave readable
+            keys.ensure(f"memory:filler-{_}")
+
+        assert keys.destroy("memory:m1")
+        log.append([Draft(Actor(agent_id="admin", protocol="cli"), _erased("m1"))])
+
+        records = list(log.read())
+        first = records[0].record.event
+        assert isinstance(first, MemoryWritten)
+        assert sealer.open(first.content) is None
+        assert sealer.open_text(kept) == "kept fact about the weather"
+    finally:
+        log.close()
+        keys.close()
+
+    for needle in (key, base64.b64encode(key), canary.encode(), b"canary-7f3a9", b"passport"):
+        assert grep_tree(data_dir, needle) == [], needle
+    assert verify_log(log_dir(data_dir)).ok
+
+
+def _erased(memory_id: str) -> SubjectErased:
+    return SubjectErased(subject=f"memory:{memory_id}", scope="memory", memory_id=memory_id)
