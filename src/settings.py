@@ -41,16 +41,20 @@ def settings_from_env(environ: Mapping[str, str], **overrides: object) -> Settin
     try:
         settings = msgspec.convert(raw, type=Settings, strict=False, dec_hook=_decode_path)
     except msgspec.ValidationError as exc:
-        field = str(exc).rpartition("$.")[2]
-        where = f" ({ENV_VARS[field]})" if field in ENV_VARS else ""
-        raise InvalidInput(f"invalid setting: {exc}{where}") from exc
+        field = str(exc).rpartition("$.")[2].strip("`")
+        raise _invalid(field, str(exc)) from exc
     if not 0 < settings.port < 65536:
-        raise InvalidInput(f"invalid setting: port {settings.port} is out of range")
+        raise _invalid("port", f"port {settings.port} is out of range")
     if settings.log_map_size < 1 << 16:
-        raise InvalidInput("invalid setting: log_map_size must be at least 65536")
+        raise _invalid("log_map_size", "must be at least 65536")
     if settings.reader_check_seconds <= 0:
-        raise InvalidInput("invalid setting: reader_check_seconds must be positive")
+        raise _invalid("reader_check_seconds", "must be positive")
     return settings
+
+
+def _invalid(field: str, problem: str) -> InvalidInput:
+    var = ENV_VARS.get(field)
+    return InvalidInput(f"invalid setting {field}" + (f" ({var})" if var else "") + f": {problem}")
 
 
 def _decode_path(type_: type, obj: object) -> object:

@@ -114,8 +114,9 @@ class KeyStore:
         """Replace the store by a compacting copy of itself, atomically."""
         staging = self._path.with_name(self._path.name + _COMPACT_SUFFIX)
         shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
+        staging.mkdir(mode=0o700)
         self._env.copy(str(staging), compact=True)
+        os.chmod(staging / "data.mdb", 0o600)
         _fsync_file(staging / "data.mdb")
         self._env.close()
         os.replace(staging / "data.mdb", self._path / "data.mdb")

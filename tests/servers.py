@@ -1,0 +1,83 @@
+"""Real servers on loopback for the tests: the CLI's ``serve`` in a child process, or any ASGI
+app under uvicorn in a thread."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+
+MNEMOLOG = str(Path(sys.executable).parent / "mnemolog")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def wait_healthy(base_url: str, proc: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            httpx.get(f"{base_url}/health", timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise TimeoutError(f"{base_url} never answered")
+
+
+@contextmanager
+def mnemolog_server(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``mnemolog serve`` on a free loopback port; yields its base URL and process."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [MNEMOLOG, "serve", "--data-dir", str(data_dir), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        base_url = f"http://127.0.0.1:{port}"
+        wait_healthy(base_url, proc)
+        yield base_url, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+@contextmanager
+def app_server(app: FastAPI) -> Iterator[str]:
+    """Serve an app with a real uvicorn on loopback in a thread; yields its base URL."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        base_url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        yield base_url
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)

@@ -1,0 +1,94 @@
+"""The command line, through click's runner and as a real process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import lmdb
+import pytest
+from click.testing import CliRunner
+
+from mnemolog.cli import main
+from mnemolog.eventlog import LmdbEventLog
+from mnemolog.eventlog.datadir import log_dir
+from mnemolog.eventlog.record import seq_key
+
+from .factories import signal_draft
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    with LmdbEventLog(log_dir(tmp_path / "data")) as log:
+        log.append([signal_draft("a"), signal_draft("b"), signal_draft("c")])
+    return tmp_path / "data"
+
+
+def head_digest(data_dir: Path) -> str:
+    with LmdbEventLog(log_dir(data_dir)) as log:
+        return log.head().digest
+
+
+def test_verify_log_on_an_intact_log(data_dir: Path) -> None:
+    digest = head_digest(data_dir)
+    result = CliRunner().invoke(main, ["verify-log", "--data-dir", str(data_dir)])
+    assert result.exit_code == 0
+    assert result.output == f"ok: 3 records, head 3 {digest}\n"
+
+
+def test_verify_log_reads_the_data_dir_from_the_environment(data_dir: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["verify-log", "--json"], env={"MNEMOLOG_DATA_DIR": str(data_dir)}
+    )
+    assert result.exit_code == 0
+    report = json.loads(result.output)
+    assert (report["ok"], report["records"], report["first_bad_seq"]) == (True, 3, None)
+
+
+def test_verify_log_names_the_first_bad_seq(data_dir: Path) -> None:
+    env = lmdb.open(str(log_dir(data_dir)), max_dbs=4)
+    with env.begin(write=True) as txn:
+        db = env.open_db(b"log", txn=txn)
+        value = bytearray(txn.get(seq_key(2), db=db))
+        value[-5] ^= 1
+        txn.put(seq_key(2), bytes(value), db=db)
+    env.close()
+    result = CliRunner().invoke(main, ["verify-log", "--data-dir", str(data_dir)])
+    assert result.exit_code == 1
+    assert result.stderr == "corrupt: first bad seq 2: checksum mismatch\n"
+    as_json = CliRunner().invoke(main, ["verify-log", "--json", "--data-dir", str(data_dir)])
+    assert as_json.exit_code == 1
+    assert json.loads(as_json.stdout)["first_bad_seq"] == 2
+
+
+def test_verify_log_without_a_log_exits_2(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["verify-log", "--data-dir", str(tmp_path / "empty")])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("corrupt: no log at ")
+
+
+def test_a_bad_setting_is_a_usage_error_naming_the_variable(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["serve", "--data-dir", str(tmp_path)], env={"MNEMOLOG_PORT": "eighty"}
+    )
+    assert result.exit_code == 2
+    assert "MNEMOLOG_PORT" in result.stderr
+
+
+def test_verify_log_does_not_import_the_server(data_dir: Path) -> None:
+    probe = (
+        "import sys\n"
+        "from mnemolog.cli import main\n"
+        "try:\n"
+        f"    main(['verify-log', '--data-dir', {str(data_dir)!r}])\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code in (0, None), exc.code\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('fastapi', 'uvicorn', 'starlette') or m == 'mnemolog.api')\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("ok: 3 records")
