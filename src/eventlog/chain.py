@@ -40,13 +40,12 @@ def chain(head: Head, drafts: Sequence[Draft], now_ns: int, codec: RecordCodec) 
     return Chained(tuple(values), tuple(records), Head(seq, prev, ts))
 
 
-def payload_fingerprint(drafts: Sequence[Draft], codec: RecordCodec) -> bytes:
-    """The default payload identity of an append, for idempotent retries."""
+def checked_fingerprint(drafts: Sequence[Draft], codec: RecordCodec) -> bytes:
+    """Check that every draft can be stored and read back (else ``InvalidInput``), and return
+    the default payload identity of the append, for idempotent retries."""
     h = hashlib.sha256()
     for draft in drafts:
-        h.update(msgspec.json.encode(draft.actor))
-        h.update(b"\0")
-        h.update(codec.encode_event(draft.event))
+        h.update(codec.check_draft(draft.actor, draft.event))
         h.update(b"\0")
     return h.digest()
 

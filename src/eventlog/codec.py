@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from ..errors import CorruptRecord
+from ..errors import CorruptRecord, InvalidInput
 from .events import EVENT_TYPES, Actor, AnyEvent, current_schema, event_tag
 from .record import Record, StoredRecord, unframe
 from .upcasting import MissingUpcaster, Upcasters
@@ -61,6 +61,7 @@ class RecordCodec:
     def __init__(self, upcasters: Upcasters | None = None) -> None:
         self._encoder = msgspec.json.Encoder()
         self._raw = msgspec.json.Decoder(_RawRecord)
+        self._actor = msgspec.json.Decoder(Actor)
         self._events: EventDecoder[AnyEvent] = EventDecoder(
             AnyEvent, upcasters or default_upcasters()
         )
@@ -68,8 +69,25 @@ class RecordCodec:
     def encode(self, record: Record) -> bytes:
         return self._encoder.encode(record)
 
-    def encode_event(self, event: AnyEvent) -> bytes:
-        return self._encoder.encode(event)
+    def check_draft(self, actor: Actor, event: AnyEvent) -> bytes:
+        """Prove an actor and event decode back to themselves; return their bytes.
+
+        Structs do not validate on construction, so a wrong type, a NaN or an integer past
+        64 bits would otherwise be stored as a record that could never be read again.
+        """
+        name = type(event).__name__
+        try:
+            actor_bytes = self._encoder.encode(actor)
+            event_bytes = self._encoder.encode(event)
+            same = (
+                self._actor.decode(actor_bytes) == actor
+                and self._events.decode(event_bytes) == event
+            )
+        except (msgspec.MsgspecError, UnicodeError, OverflowError, TypeError) as exc:
+            raise InvalidInput(f"{name} cannot be stored: {exc}") from exc
+        if not same:
+            raise InvalidInput(f"{name} does not survive a round trip (a NaN?)")
+        return actor_bytes + b"\0" + event_bytes
 
     def decode(self, seq: int, data: bytes) -> Record:
         """Decode a record's bytes; any failure is a ``CorruptRecord`` at ``seq``."""

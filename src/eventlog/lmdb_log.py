@@ -19,7 +19,7 @@ from ..errors import (
     StorageError,
     StorageFailed,
 )
-from .chain import IdempotencyEntry, chain, payload_fingerprint
+from .chain import IdempotencyEntry, chain, checked_fingerprint
 from .codec import RecordCodec, decode_value
 from .gate import ReadWriteGate
 from .groupcommit import GroupCommitter
@@ -105,9 +105,8 @@ class LmdbEventLog:
     ) -> Future[Appended]:
         if self._failure is not None:
             raise self._failure
-        request = _AppendRequest(
-            tuple(drafts), key, fingerprint or payload_fingerprint(drafts, self._codec)
-        )
+        checked = checked_fingerprint(drafts, self._codec)
+        request = _AppendRequest(tuple(drafts), key, fingerprint or checked)
         return self._writer.submit(request)
 
     def _commit_batch(self, requests: Sequence[_AppendRequest]) -> list[Appended | BaseException]:

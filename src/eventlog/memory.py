@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterator, Sequence
 
 from ..errors import IdempotencyConflict, LogClosed
-from .chain import IdempotencyEntry, chain, payload_fingerprint
+from .chain import IdempotencyEntry, chain, checked_fingerprint
 from .codec import RecordCodec, decode_value
 from .notify import HeadNotifier
 from .port import EMPTY_HEAD, Appended, Draft, Head
@@ -33,10 +33,11 @@ class InMemoryEventLog:
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
     ) -> Appended:
+        checked = checked_fingerprint(drafts, self._codec)
+        print_ = fingerprint or checked
         with self._lock:
             if self._closed:
                 raise LogClosed("the log is closed")
-            print_ = fingerprint or payload_fingerprint(drafts, self._codec)
             if idempotency_key is not None and idempotency_key in self._idempotency:
                 entry = self._idempotency[idempotency_key]
                 if entry.fingerprint != print_:

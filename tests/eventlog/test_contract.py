@@ -12,10 +12,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mnemolog.errors import IdempotencyConflict, LogClosed
-from mnemolog.eventlog import GENESIS, EventLog, InMemoryEventLog, LmdbEventLog
+from mnemolog.errors import IdempotencyConflict, InvalidInput, LogClosed
+from mnemolog.eventlog import (
+    GENESIS,
+    Actor,
+    Draft,
+    Event,
+    EventLog,
+    InMemoryEventLog,
+    LmdbEventLog,
+)
+from mnemolog.eventlog.events import AgentSignal
 
-from ..factories import signal_draft
+from ..factories import ACTOR, signal_draft
 
 
 def notes(log: EventLog, from_seq: int = 1) -> list[str | None]:
@@ -165,3 +174,24 @@ def test_appends_match_a_plain_model(kind: str, ops: list[tuple[list[str], str |
             assert log.head().seq == len(model)
         finally:
             log.close()
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        AgentSignal(agent_id="a", signal="neutral", weight=float("nan")),
+        AgentSignal(agent_id="\ud800", signal="neutral"),
+        AgentSignal(agent_id=7, signal="neutral"),  # type: ignore[arg-type]
+        AgentSignal(agent_id="a", signal="bogus"),  # type: ignore[arg-type]
+    ],
+    ids=["nan", "surrogate", "wrong-type", "bad-literal"],
+)
+def test_an_unstorable_draft_is_refused_and_changes_nothing(log: EventLog, event: Event) -> None:
+    log.append([signal_draft("before")])
+    with pytest.raises(InvalidInput):
+        log.append([signal_draft("ok"), Draft(ACTOR, event)])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        telnet = Actor(agent_id="a", protocol="telnet")  # type: ignore[arg-type]
+        log.append([Draft(telnet, AgentSignal(agent_id="a", signal="neutral"))])
+    log.append([signal_draft("after")])
+    assert notes(log) == ["before", "after"]
