@@ -14,10 +14,20 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Generic, TypeVar
 
+import msgspec
+
 from ..errors import LogClosed
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
+
+
+class WriterStats(msgspec.Struct, frozen=True):
+    """How the writer has batched so far: requests per batch is the group-commit gain."""
+
+    batches: int = 0
+    requests: int = 0
+    largest: int = 0
 
 
 class GroupCommitter(Generic[Req, Res]):
@@ -44,6 +54,7 @@ class GroupCommitter(Generic[Req, Res]):
         self._queue: queue.SimpleQueue[tuple[Req, Future[Res]] | None] = queue.SimpleQueue()
         self._closed = False
         self._lock = threading.Lock()
+        self._stats = WriterStats()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -54,6 +65,10 @@ class GroupCommitter(Generic[Req, Res]):
                 raise LogClosed("the writer is closed")
             self._queue.put((request, future))
         return future
+
+    @property
+    def stats(self) -> WriterStats:
+        return self._stats
 
     def close(self) -> None:
         """Finish the queued requests, then stop the writer thread."""
@@ -95,6 +110,8 @@ class GroupCommitter(Generic[Req, Res]):
         live = [(req, fut) for req, fut in batch if fut.set_running_or_notify_cancel()]
         if not live:
             return
+        s = self._stats
+        self._stats = WriterStats(s.batches + 1, s.requests + len(live), max(s.largest, len(live)))
         try:
             results = self._commit_batch([req for req, _ in live])
         except BaseException as exc:

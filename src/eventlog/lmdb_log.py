@@ -22,7 +22,7 @@ from ..errors import (
 from .chain import IdempotencyEntry, chain, checked_fingerprint
 from .codec import RecordCodec, decode_value
 from .gate import ReadWriteGate
-from .groupcommit import GroupCommitter
+from .groupcommit import GroupCommitter, WriterStats
 from .lmdb_env import open_env
 from .notify import HeadNotifier
 from .port import EMPTY_HEAD, Appended, Draft, Head
@@ -94,6 +94,10 @@ class LmdbEventLog:
         fingerprint: bytes | None = None,
     ) -> Appended:
         return await asyncio.wrap_future(self._submit(drafts, idempotency_key, fingerprint))
+
+    @property
+    def writer_stats(self) -> WriterStats:
+        return self._writer.stats
 
     @property
     def failure(self) -> StorageError | None:
