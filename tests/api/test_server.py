@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 import subprocess
 from pathlib import Path
@@ -13,7 +14,10 @@ from fastapi import FastAPI
 from mnemolog import __version__
 from mnemolog.api.errors import install_error_handlers
 from mnemolog.errors import DiskFull, IdempotencyConflict, MnemologError, StorageFailed
+from mnemolog.eventlog import LmdbEventLog
+from mnemolog.eventlog.datadir import log_dir
 
+from ..factories import signal_draft
 from ..servers import MNEMOLOG, app_server, free_port, mnemolog_server
 
 
@@ -81,3 +85,19 @@ def test_errors_map_to_one_json_shape(error: MnemologError, status: int, code: s
         response = httpx.post(f"{base_url}/write")
     assert response.status_code == status
     assert response.json() == {"error": {"code": code, "message": str(error)}}
+
+
+def test_a_truncated_log_stops_the_server_before_it_maps_the_file(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    with LmdbEventLog(log_dir(data_dir)) as log:
+        log.append([signal_draft(str(i), size=3000) for i in range(40)])
+    data = log_dir(data_dir) / "data.mdb"
+    os.truncate(data, data.stat().st_size // 2)
+    result = subprocess.run(
+        [MNEMOLOG, "serve", "--data-dir", str(data_dir), "--port", str(free_port())],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1  # a clean exit, not a signal such as SIGBUS
+    assert "truncated" in result.stderr
