@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import struct
+import time
 from pathlib import Path
 
 import msgspec
@@ -55,11 +56,23 @@ def _meta(page: bytes, index: int) -> Meta:
     )
 
 
-def check_data_file(path: Path) -> None:
+def check_data_file(path: Path, *, attempts: int = 3) -> None:
     """Raise ``CorruptLog`` if ``path`` (an LMDB ``data.mdb``) is truncated or damaged.
 
-    A missing file is fine: LMDB creates it.
+    A missing file is fine: LMDB creates it. A live writer may commit between our reads of the
+    two meta pages, so a failed check is retried before it is believed; damage persists.
     """
+    for attempt in range(attempts):
+        try:
+            _check_once(path)
+            return
+        except CorruptLog:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.01)
+
+
+def _check_once(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -74,7 +87,8 @@ def check_data_file(path: Path) -> None:
             raise CorruptLog(f"{path}: meta page 0 is damaged (page size {psize})")
         if size < 2 * psize:
             raise CorruptLog(f"{path} is truncated ({size} bytes)")
-        metas = [_meta(os.pread(fd, _META_END, i * psize), i) for i in (0, 1)]
+        pages = os.pread(fd, psize + _META_END, 0)
+        metas = [_meta(pages[i * psize : i * psize + _META_END], i) for i in (0, 1)]
     finally:
         os.close(fd)
     _check_metas(path, metas, psize, size)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -115,3 +117,33 @@ def test_a_missing_log_is_reported(tmp_path: Path) -> None:
     report = verify_log(tmp_path / "nothing")
     assert not report.ok
     assert report.reason is not None and report.reason.startswith("no log")
+
+
+LIVE_WRITER = """
+import sys
+from pathlib import Path
+from mnemolog.eventlog import Actor, Draft, LmdbEventLog
+from mnemolog.eventlog.events import AgentSignal
+
+actor = Actor(agent_id="w", protocol="cli")
+with LmdbEventLog(Path(sys.argv[1])) as log:
+    print("ready", flush=True)
+    for i in range(100_000):
+        log.append([Draft(actor, AgentSignal(agent_id="w", signal="neutral", note=str(i)))])
+"""
+
+
+def test_verify_beside_a_live_writer_sees_a_consistent_log(tmp_path: Path) -> None:
+    writer = subprocess.Popen(
+        [sys.executable, "-c", LIVE_WRITER, str(tmp_path)], stdout=subprocess.PIPE
+    )
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == b"ready\n"
+        reports = [verify_log(tmp_path) for _ in range(30)]
+    finally:
+        writer.kill()
+        writer.wait()
+        if writer.stdout is not None:
+            writer.stdout.close()
+    assert all(r.ok for r in reports), [r for r in reports if not r.ok][:1]
+    assert reports[-1].records > reports[0].records  # it was really writing meanwhile
