@@ -7,6 +7,7 @@ only after the batch holding its request is durable.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -17,6 +18,8 @@ from typing import Generic, TypeVar
 import msgspec
 
 from ..errors import LogClosed
+
+logger = logging.getLogger(__name__)
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
@@ -87,7 +90,10 @@ class GroupCommitter(Generic[Req, Res]):
                 now = time.monotonic()
                 if now - last_periodic >= self._every:
                     last_periodic = now
-                    self._periodic()
+                    try:
+                        self._periodic()
+                    except Exception:  # housekeeping must never kill the writer
+                        logger.exception("periodic task of %s failed", self._thread.name)
             try:
                 first = self._queue.get(timeout=self._every)
             except queue.Empty:

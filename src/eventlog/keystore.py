@@ -5,6 +5,8 @@ user's queries and excerpts), a document. Its sealed fields in the log become un
 moment its key is gone. Destroying a key deletes it, records a tombstone (a hash of the subject
 name, so the subject can never silently get a new key) and compacts the store: LMDB leaves
 deleted values in freed pages, and only a compacting copy swapped in atomically removes them.
+The store is compacted at every open too, so a crash between a delete and its compaction
+cannot leave a key behind.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from pathlib import Path
 
 import lmdb
 
-from ..errors import KeyDestroyed
+from ..errors import KeyDestroyed, StorageError
 from .groupcommit import GroupCommitter
-from .lmdb_env import open_env
+from .lmdb_env import open_env, storage_failure
 
 KEY_SIZE = 32
 _MAP_SIZE = 16 << 20
@@ -28,42 +30,57 @@ _COMPACT_SUFFIX = ".compact"
 
 
 class KeyStore:
-    """Subject keys in their own small LMDB environment (``keys/`` in the data dir)."""
+    """Subject keys in their own small LMDB environment (``keys/`` in the data dir).
+
+    Like the log, it stops taking writes after a failed commit (fail-stop): a key acknowledged
+    but not durable would make its sealed fields unreadable after a crash.
+    """
 
     def __init__(self, path: Path) -> None:
         self._path = path
         self._lock = threading.RLock()
         self._cache: dict[str, bytes] = {}
+        self._failure: StorageError | None = None
         self._open()
+        try:
+            self._compact()
+        except BaseException:
+            self._env.close()
+            raise
         self._creator: GroupCommitter[str, bytes] = GroupCommitter(
             self._create_batch, name="mnemolog-key-writer"
         )
 
     def _open(self) -> None:
-        stale = self._path.with_name(self._path.name + _COMPACT_SUFFIX)
-        shutil.rmtree(stale, ignore_errors=True)
         self._env: lmdb.Environment = open_env(self._path, map_size=_MAP_SIZE, max_dbs=2)
         self._keys = self._env.open_db(b"keys")
         self._tombstones = self._env.open_db(b"tombstones")
+
+    @property
+    def failure(self) -> StorageError | None:
+        return self._failure
 
     def key_for(self, subject: str) -> bytes | None:
         """The subject's key, or None if it never had one or it was destroyed."""
         cached = self._cache.get(subject)
         if cached is not None:
             return cached
-        with self._lock, self._env.begin(db=self._keys) as txn:
-            raw = txn.get(subject.encode())
-        if raw is None:
-            return None
-        key = bytes(raw)
-        self._cache[subject] = key
-        return key
+        with self._lock:  # held while caching, so a concurrent destroy cannot be undone
+            with self._env.begin(db=self._keys) as txn:
+                raw = txn.get(subject.encode())
+            if raw is None:
+                return None
+            key = bytes(raw)
+            self._cache[subject] = key
+            return key
 
     def ensure(self, subject: str) -> bytes:
         """The subject's key, created durably if it has none; ``KeyDestroyed`` if erased."""
         key = self.key_for(subject)
         if key is not None:
             return key
+        if self._failure is not None:
+            raise self._failure
         return self._creator.submit(subject).result()
 
     def is_destroyed(self, subject: str) -> bool:
@@ -73,10 +90,16 @@ class KeyStore:
     def destroy(self, subject: str) -> bool:
         """Destroy the subject's key and compact the store; True if a key existed."""
         with self._lock:
+            if self._failure is not None:
+                raise self._failure
             self._cache.pop(subject, None)
-            with self._env.begin(write=True) as txn:
-                existed = bool(txn.delete(subject.encode(), db=self._keys))
-                txn.put(_tombstone(subject), b"", db=self._tombstones)
+            try:
+                with self._env.begin(write=True) as txn:
+                    existed = bool(txn.delete(subject.encode(), db=self._keys))
+                    txn.put(_tombstone(subject), b"", db=self._tombstones)
+            except lmdb.Error as exc:
+                self._failure = storage_failure(exc)
+                raise self._failure from exc
             self._compact()
         return existed
 
@@ -88,6 +111,8 @@ class KeyStore:
     def _create_batch(self, subjects: Sequence[str]) -> list[bytes | BaseException]:
         out: list[bytes | BaseException] = []
         with self._lock:
+            if self._failure is not None:
+                raise self._failure
             while True:
                 try:
                     with self._env.begin(write=True) as txn:
@@ -95,6 +120,9 @@ class KeyStore:
                     break
                 except lmdb.MapFullError:
                     self._env.set_mapsize(int(self._env.info()["map_size"]) * 2)
+                except lmdb.Error as exc:
+                    self._failure = storage_failure(exc)
+                    raise self._failure from exc
             for subject, result in zip(subjects, out, strict=True):
                 if isinstance(result, bytes):
                     self._cache[subject] = result

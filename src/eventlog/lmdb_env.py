@@ -6,7 +6,7 @@ from pathlib import Path
 
 import lmdb
 
-from ..errors import StorageError
+from ..errors import DiskFull, StorageError, StorageFailed
 from .preflight import check_data_file
 
 # What durability rests on: every commit syncs data and meta pages, through the write path.
@@ -40,3 +40,11 @@ def open_env(
         raise StorageError(f"LMDB opened {path} without its durable flags: {wrong}")
     env.reader_check()
     return env
+
+
+def storage_failure(exc: lmdb.Error) -> StorageError:
+    """The fail-stop error for a failed LMDB write: a full disk, or any other I/O failure."""
+    text = str(exc)
+    if "No space left" in text or "quota exceeded" in text:
+        return DiskFull(f"the disk is full; writes are stopped until restart ({text})")
+    return StorageFailed(f"a write to the log failed; writes are stopped until restart ({text})")

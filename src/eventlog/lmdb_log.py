@@ -17,13 +17,12 @@ from ..errors import (
     DiskFull,
     IdempotencyConflict,
     StorageError,
-    StorageFailed,
 )
 from .chain import IdempotencyEntry, chain, checked_fingerprint
 from .codec import RecordCodec, decode_value
 from .gate import ReadWriteGate
 from .groupcommit import GroupCommitter, WriterStats
-from .lmdb_env import open_env
+from .lmdb_env import open_env, storage_failure
 from .notify import HeadNotifier
 from .port import EMPTY_HEAD, Appended, Draft, Head
 from .record import StoredRecord, seq_key
@@ -60,11 +59,15 @@ class LmdbEventLog:
     ) -> None:
         self._codec = codec or RecordCodec()
         self._env = open_env(path, map_size=map_size, max_dbs=4)
-        self._log_db = self._env.open_db(b"log")
-        self._meta_db = self._env.open_db(b"meta")
-        self._idem_db = self._env.open_db(b"idempotency")
+        try:
+            self._log_db = self._env.open_db(b"log")
+            self._meta_db = self._env.open_db(b"meta")
+            self._idem_db = self._env.open_db(b"idempotency")
+            self._head = self._load_head()
+        except BaseException:
+            self._env.close()  # LMDB refuses a second open of a path still open
+            raise
         self._gate = ReadWriteGate()
-        self._head = self._load_head()
         self._failure: StorageError | None = None
         self._notifier = HeadNotifier(self._head.seq)
         self._writer: GroupCommitter[_AppendRequest, Appended] = GroupCommitter(
@@ -123,7 +126,7 @@ class LmdbEventLog:
             except lmdb.MapFullError:
                 self._grow_map()
             except lmdb.Error as exc:
-                self._failure = _storage_failure(exc)
+                self._failure = storage_failure(exc)
                 raise self._failure from exc
         self._failure = DiskFull("the LMDB map could not grow far enough")
         raise self._failure
@@ -272,10 +275,3 @@ class LmdbEventLog:
                 f"(seq {found.seq}); run `mnemolog verify-log`"
             )
         return head
-
-
-def _storage_failure(exc: lmdb.Error) -> StorageError:
-    text = str(exc)
-    if "No space left" in text or "quota exceeded" in text:
-        return DiskFull(f"the disk is full; writes are stopped until restart ({text})")
-    return StorageFailed(f"a write to the log failed; writes are stopped until restart ({text})")

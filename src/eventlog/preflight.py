@@ -78,17 +78,19 @@ def _check_once(path: Path) -> None:
     except FileNotFoundError:
         return
     try:
-        size = os.fstat(fd).st_size
         head = os.pread(fd, _META_END, 0)
         if len(head) < _META_END:
-            raise CorruptLog(f"{path} is truncated ({size} bytes)")
+            raise CorruptLog(f"{path} is truncated ({len(head)} bytes)")
         psize = struct.unpack_from("<I", head, _PSIZE_AT)[0]
         if psize < 512 or psize > 65536 or psize & (psize - 1):
             raise CorruptLog(f"{path}: meta page 0 is damaged (page size {psize})")
-        if size < 2 * psize:
-            raise CorruptLog(f"{path} is truncated ({size} bytes)")
         pages = os.pread(fd, psize + _META_END, 0)
+        if len(pages) < psize + _META_END:
+            raise CorruptLog(f"{path} is truncated ({len(pages)} bytes)")
         metas = [_meta(pages[i * psize : i * psize + _META_END], i) for i in (0, 1)]
+        # Read the size last: LMDB extends the file before a meta page points into it, so a
+        # commit by a live writer between our reads cannot look like a truncation.
+        size = os.fstat(fd).st_size
     finally:
         os.close(fd)
     _check_metas(path, metas, psize, size)

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import lmdb
 import pytest
 
 from mnemolog.errors import CorruptLog, KeyDestroyed
@@ -125,3 +126,19 @@ def test_erasure_leaves_no_key_and_no_plaintext_under_the_data_dir(tmp_path: Pat
 
 def _erased(memory_id: str) -> SubjectErased:
     return SubjectErased(subject=f"memory:{memory_id}", scope="memory", memory_id=memory_id)
+
+
+def test_a_crash_before_compaction_is_healed_at_the_next_open(tmp_path: Path) -> None:
+    store = KeyStore(tmp_path / "keys")
+    key = store.ensure("memory:m1")
+    for i in range(20):
+        store.ensure(f"memory:other-{i}")
+    store.close()
+    # What a crash right after destroy's delete leaves: the key in a freed page, no compaction.
+    env = lmdb.open(str(tmp_path / "keys"), max_dbs=2)
+    with env.begin(write=True) as txn:
+        txn.delete(b"memory:m1", db=env.open_db(b"keys", txn=txn))
+    env.close()
+    assert grep_tree(tmp_path, key)
+    KeyStore(tmp_path / "keys").close()
+    assert grep_tree(tmp_path, key) == []

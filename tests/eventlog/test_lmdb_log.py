@@ -153,3 +153,15 @@ time.sleep(60)
 def readers_table(log: LmdbEventLog) -> str:
     # LMDB's own reader table (pid, thread, txnid per slot); no public view of it exists.
     return str(log._env.readers())
+
+
+def test_a_refused_open_can_be_retried(tmp_path: Path) -> None:
+    with LmdbEventLog(tmp_path) as log:
+        log.append([signal_draft("a")])
+    env = lmdb.open(str(tmp_path), max_dbs=4)
+    with env.begin(write=True) as txn:
+        txn.delete(b"head", db=env.open_db(b"meta", txn=txn))
+    env.close()
+    for _ in range(2):  # the failed open must not leave the environment open
+        with pytest.raises(CorruptLog):
+            LmdbEventLog(tmp_path)
