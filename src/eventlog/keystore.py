@@ -44,6 +44,9 @@ class KeyStore:
         self._open()
         try:
             self._compact()
+        except lmdb.Error as exc:
+            self._env.close()
+            raise storage_failure(exc) from exc
         except BaseException:
             self._env.close()
             raise
@@ -53,8 +56,13 @@ class KeyStore:
 
     def _open(self) -> None:
         self._env: lmdb.Environment = open_env(self._path, map_size=_MAP_SIZE, max_dbs=2)
-        self._keys = self._env.open_db(b"keys")
-        self._tombstones = self._env.open_db(b"tombstones")
+        try:
+            with self._env.begin(write=True) as txn:
+                self._keys = self._env.open_db(b"keys", txn=txn)
+                self._tombstones = self._env.open_db(b"tombstones", txn=txn)
+        except lmdb.Error as exc:
+            self._env.close()
+            raise storage_failure(exc) from exc
 
     @property
     def failure(self) -> StorageError | None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import lmdb
 
-from ..errors import DiskFull, StorageError, StorageFailed
+from ..errors import CorruptLog, DiskFull, StorageError, StorageFailed
 from .preflight import check_data_file
 
 # What durability rests on: every commit syncs data and meta pages, through the write path.
@@ -20,19 +20,24 @@ def open_env(
     if not readonly:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
     check_data_file(path / "data.mdb")
-    env = lmdb.open(
-        str(path),
-        map_size=map_size,
-        max_dbs=max_dbs,
-        readonly=readonly,
-        create=not readonly,
-        sync=True,
-        metasync=True,
-        writemap=False,
-        map_async=False,
-        lock=True,
-        mode=0o600,
-    )
+    try:
+        env = lmdb.open(
+            str(path),
+            map_size=map_size,
+            max_dbs=max_dbs,
+            readonly=readonly,
+            create=not readonly,
+            sync=True,
+            metasync=True,
+            writemap=False,
+            map_async=False,
+            lock=True,
+            mode=0o600,
+        )
+    except (lmdb.CorruptedError, lmdb.InvalidError, lmdb.VersionMismatchError) as exc:
+        raise CorruptLog(f"LMDB cannot open {path}: {exc}") from exc
+    except lmdb.Error as exc:
+        raise storage_failure(exc) from exc
     flags: dict[str, object] = dict(env.flags())
     wrong = {k: flags[k] for k, want in DURABLE_FLAGS.items() if flags[k] != want}
     if wrong:

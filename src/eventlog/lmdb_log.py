@@ -60,10 +60,14 @@ class LmdbEventLog:
         self._codec = codec or RecordCodec()
         self._env = open_env(path, map_size=map_size, max_dbs=4)
         try:
-            self._log_db = self._env.open_db(b"log")
-            self._meta_db = self._env.open_db(b"meta")
-            self._idem_db = self._env.open_db(b"idempotency")
+            with self._env.begin(write=True) as txn:  # all three exist, or none does
+                self._log_db = self._env.open_db(b"log", txn=txn)
+                self._meta_db = self._env.open_db(b"meta", txn=txn)
+                self._idem_db = self._env.open_db(b"idempotency", txn=txn)
             self._head = self._load_head()
+        except lmdb.Error as exc:
+            self._env.close()
+            raise storage_failure(exc) from exc
         except BaseException:
             self._env.close()  # LMDB refuses a second open of a path still open
             raise
@@ -221,11 +225,15 @@ class LmdbEventLog:
 
     def _read_chunk(self, seq: int, count: int) -> list[StoredRecord]:
         out: list[StoredRecord] = []
+        # The head moves only after its commit, so read before the snapshot it is within it.
+        head = self._head.seq
         with self._gate.shared(), self._env.begin(db=self._log_db) as txn:
-            for expected in range(seq, seq + count):
+            for expected in range(seq, min(seq + count, head + 1)):
                 value = txn.get(seq_key(expected))
                 if value is None:
-                    break
+                    # Below the head every seq exists: a miss is damage (e.g. a branch page's
+                    # separator key), never the end of the log.
+                    raise CorruptRecord(expected, "missing below the head")
                 out.append(decode_value(expected, bytes(value), self._codec))
         return out
 

@@ -104,10 +104,12 @@ def _check_metas(path: Path, metas: list[Meta], psize: int, size: int) -> None:
     fresh = m0.txnid == 0 and m1.txnid == 0
     if not fresh and (m0.txnid % 2 != 0 or m1.txnid % 2 != 1 or abs(m0.txnid - m1.txnid) != 1):
         raise CorruptLog(f"{path}: the meta pages hold inconsistent transaction ids")
-    for meta in metas:
-        needed = (meta.last_pgno + 1) * psize
-        if needed > size:
-            raise CorruptLog(f"{path} is truncated: {size} bytes, {needed} needed")
-        for root in (meta.free_root, meta.main_root):
-            if root != _INVALID_PGNO and root > meta.last_pgno:
-                raise CorruptLog(f"{path}: a meta page points past the last page")
+    # LMDB uses only the newest meta page. The older one may legitimately be stale: after a
+    # failed meta write LMDB rewrites it with new roots but its old txnid and last page.
+    meta = max(metas, key=lambda m: m.txnid)
+    needed = (meta.last_pgno + 1) * psize
+    if needed > size:
+        raise CorruptLog(f"{path} is truncated: {size} bytes, {needed} needed")
+    for root in (meta.free_root, meta.main_root):
+        if root != _INVALID_PGNO and root > meta.last_pgno:
+            raise CorruptLog(f"{path}: the meta page points past the last page")

@@ -34,14 +34,14 @@ MNEMOLOG_CLI = Path(sys.executable).parent / "mnemolog"
 NOTE_SIZE = 1000  # as in crash_writer.py
 # Generous bound for a child to start and commit once: a liveness guard, not a timing check.
 FIRST_ACK_WAIT = 60.0
-DEFAULT_SEED = 1
 
 Acks = dict[tuple[str, int], int]  # (writer, n) -> seq the child was given
 
 
 def _seed() -> int:
-    """The run's seed: fixed, so a run is repeatable; MNEMOLOG_TEST_SEED explores others."""
-    return int(os.environ.get("MNEMOLOG_TEST_SEED") or DEFAULT_SEED)
+    """A fresh seed each run, named in every message; MNEMOLOG_TEST_SEED replays one."""
+    fixed = os.environ.get("MNEMOLOG_TEST_SEED")
+    return int(fixed) if fixed else random.randrange(2**32)
 
 
 def _run_and_kill(
