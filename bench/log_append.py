@@ -43,10 +43,10 @@ _ACTOR = Actor(agent_id="bench", protocol="cli")
 
 
 def draft(writer: int, n: int) -> Draft:
-    """An agent signal whose padded note makes its stored record about 1 KiB."""
-    note = f"writer {writer} append {n} "
-    note += "." * (NOTE_CHARS - len(note))
-    return Draft(_ACTOR, AgentSignal(agent_id="bench", signal="neutral", note=note))
+    """An agent signal whose padded label makes its stored record about 1 KiB."""
+    label = f"writer {writer} append {n} "
+    label += "." * (NOTE_CHARS - len(label))
+    return Draft(_ACTOR, AgentSignal(agent_id="bench", signal="neutral", label=label))
 
 
 def record_size(log_dir: Path) -> int:

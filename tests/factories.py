@@ -10,10 +10,10 @@ from mnemolog.eventlog.events import AgentSignal, MemoryWritten
 ACTOR = Actor(agent_id="agent-test", protocol="rest")
 
 
-def signal_draft(note: str, *, size: int = 0, actor: Actor = ACTOR) -> Draft:
-    """A draft whose note identifies it; ``size`` pads the note to about that many bytes."""
-    padded = note if len(note) >= size else note + "." * (size - len(note))
-    return Draft(actor, AgentSignal(agent_id=actor.agent_id, signal="neutral", note=padded))
+def signal_draft(label: str, *, size: int = 0, actor: Actor = ACTOR) -> Draft:
+    """A draft whose label identifies it; ``size`` pads the label to about that many bytes."""
+    padded = label if len(label) >= size else label + "." * (size - len(label))
+    return Draft(actor, AgentSignal(agent_id=actor.agent_id, signal="neutral", label=padded))
 
 
 def memory_draft(memory_id: str, content: Sealed, *, container: str = "c1") -> Draft:

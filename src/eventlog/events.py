@@ -198,7 +198,8 @@ class AgentSignal(Event, frozen=True, kw_only=True, tag="agent.signal"):
     signal: Literal["positive", "negative", "neutral"]
     memory_id: str | None = None
     weight: float = 1.0
-    note: str | None = None
+    label: str | None = None  # a machine-readable reason code, never free text
+    note: Sealed | None = None
 
 
 AnyEvent: TypeAlias = (

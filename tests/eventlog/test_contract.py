@@ -28,7 +28,7 @@ from ..factories import ACTOR, signal_draft
 
 
 def notes(log: EventLog, from_seq: int = 1) -> list[str | None]:
-    return [r.record.event.note for r in log.read(from_seq)]  # type: ignore[union-attr]
+    return [r.record.event.label for r in log.read(from_seq)]  # type: ignore[union-attr]
 
 
 def test_appends_read_back_in_order_with_a_chain(log: EventLog) -> None:

@@ -103,8 +103,8 @@ def _run_and_kill(
 def _note(label: str) -> str:
     """The note ``crash_writer.py`` stores for ``label``."""
     event = signal_draft(label, size=NOTE_SIZE).event
-    assert isinstance(event, AgentSignal) and event.note is not None
-    return event.note
+    assert isinstance(event, AgentSignal) and event.label is not None
+    return event.label
 
 
 def _check_log(data_dir: Path, expected: dict[int, str], context: str) -> int:
@@ -124,7 +124,7 @@ def _check_log(data_dir: Path, expected: dict[int, str], context: str) -> int:
     for stored in records:
         event = stored.record.event
         assert isinstance(event, AgentSignal), f"{context}: seq {stored.seq} is {event!r}"
-        notes.append(event.note)
+        notes.append(event.label)
     twice = [note for note, count in Counter(notes).items() if count > 1]
     assert not twice, f"{context}: notes stored twice: {twice[:3]}"
 

@@ -150,7 +150,7 @@ def _assert_fail_stop(run: InjectedRun, log_dir: Path, code: str) -> bool:
         event = records[seq - 1].record.event if seq <= len(records) else None
         want = signal_draft(f"draft-{n}", size=NOTE_SIZE).event
         assert isinstance(event, AgentSignal) and isinstance(want, AgentSignal), run
-        assert event.note == want.note, f"ACKed draft {n} is not at seq {seq}: {run}"
+        assert event.label == want.label, f"ACKed draft {n} is not at seq {seq}: {run}"
     # The append whose write failed may or may not have reached the file; nothing after it.
     assert head <= last_acked + 1, f"head {head} is past the failed append: {run}"
     report = verify_log(log_dir)

@@ -129,7 +129,7 @@ actor = Actor(agent_id="w", protocol="cli")
 with LmdbEventLog(Path(sys.argv[1])) as log:
     print("ready", flush=True)
     for i in range(100_000):
-        log.append([Draft(actor, AgentSignal(agent_id="w", signal="neutral", note=str(i)))])
+        log.append([Draft(actor, AgentSignal(agent_id="w", signal="neutral", label=str(i)))])
 """
 
 
