@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from ..errors import InvalidInput
 from .codec import RecordCodec
 from .port import Draft, Head
 from .record import Record, StoredRecord, frame, record_digest
@@ -38,6 +39,21 @@ def chain(head: Head, drafts: Sequence[Draft], now_ns: int, codec: RecordCodec) 
         values.append(frame(data))
         records.append(StoredRecord(record, prev))
     return Chained(tuple(values), tuple(records), Head(seq, prev, ts))
+
+
+MAX_IDEMPOTENCY_KEY = 256
+
+
+def check_idempotency_key(key: str | None) -> None:
+    """Refuse keys that could not be stored (LMDB keys are at most 511 bytes)."""
+    if key is None:
+        return
+    try:
+        size = len(key.encode())
+    except UnicodeEncodeError as exc:
+        raise InvalidInput("the idempotency key is not valid UTF-8") from exc
+    if not 0 < size <= MAX_IDEMPOTENCY_KEY:
+        raise InvalidInput(f"an idempotency key has 1 to {MAX_IDEMPOTENCY_KEY} bytes")
 
 
 def checked_fingerprint(drafts: Sequence[Draft], codec: RecordCodec) -> bytes:

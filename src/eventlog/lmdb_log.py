@@ -18,7 +18,7 @@ from ..errors import (
     IdempotencyConflict,
     StorageError,
 )
-from .chain import IdempotencyEntry, chain, checked_fingerprint
+from .chain import IdempotencyEntry, chain, check_idempotency_key, checked_fingerprint
 from .codec import RecordCodec, decode_value
 from .gate import ReadWriteGate
 from .groupcommit import GroupCommitter, WriterStats
@@ -116,6 +116,7 @@ class LmdbEventLog:
     ) -> Future[Appended]:
         if self._failure is not None:
             raise self._failure
+        check_idempotency_key(key)
         checked = checked_fingerprint(drafts, self._codec)
         request = _AppendRequest(tuple(drafts), key, fingerprint or checked)
         return self._writer.submit(request)

@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterator, Sequence
 
 from ..errors import IdempotencyConflict, LogClosed
-from .chain import IdempotencyEntry, chain, checked_fingerprint
+from .chain import IdempotencyEntry, chain, check_idempotency_key, checked_fingerprint
 from .codec import RecordCodec, decode_value
 from .notify import HeadNotifier
 from .port import EMPTY_HEAD, Appended, Draft, Head
@@ -33,6 +33,7 @@ class InMemoryEventLog:
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
     ) -> Appended:
+        check_idempotency_key(idempotency_key)
         checked = checked_fingerprint(drafts, self._codec)
         print_ = fingerprint or checked
         with self._lock:

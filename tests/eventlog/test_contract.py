@@ -195,3 +195,11 @@ def test_an_unstorable_draft_is_refused_and_changes_nothing(log: EventLog, event
         log.append([Draft(telnet, AgentSignal(agent_id="a", signal="neutral"))])
     log.append([signal_draft("after")])
     assert notes(log) == ["before", "after"]
+
+
+@pytest.mark.parametrize("key", ["", "k" * 257, "\ud800"], ids=["empty", "long", "surrogate"])
+def test_an_unstorable_idempotency_key_is_refused(log: EventLog, key: str) -> None:
+    with pytest.raises(InvalidInput):
+        log.append([signal_draft("x")], idempotency_key=key)
+    # The log is not harmed: a client-chosen key must never stop writes for everyone.
+    assert log.append([signal_draft("y")], idempotency_key="k" * 256).seqs == [1]
