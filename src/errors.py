@@ -5,6 +5,8 @@
     │   └── IdempotencyConflict       same idempotency key, different payload (409)
     ├── KeyDestroyed                  the subject's key was destroyed: it cannot come back (410)
     ├── DataDirLocked                 another mnemolog process owns the data dir
+    ├── EmbedderError                 the embedder cannot be loaded or used
+    │   └── EmbedderMismatch          the data dir is pinned to another embedder (refuse to boot)
     ├── StorageError                  the log cannot take writes
     │   ├── StorageFailed             an I/O or fsync failure: fail-stop until restart (503)
     │   ├── DiskFull                  no space left on the device: fail-stop (507)
@@ -42,6 +44,16 @@ class KeyDestroyed(MnemologError):
 
 class DataDirLocked(MnemologError):
     code = "data_dir_locked"
+    status = 503
+
+
+class EmbedderError(MnemologError):
+    code = "embedder_error"
+    status = 503
+
+
+class EmbedderMismatch(EmbedderError):
+    code = "embedder_mismatch"
     status = 503
 
 
