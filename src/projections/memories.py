@@ -1,0 +1,435 @@
+"""The memories read model: chains and their versions in SQLite, a fold over the log.
+
+Tables (documented in ``docs/projections.md`` for anyone opening ``memories.sqlite3``):
+``chains`` (one row per memory), ``versions`` (every version with its validity window and its
+provenance; ``row_id`` is the seq of the event that made it, and the label of the version in
+the vector and full-text indexes), ``vectors`` (each version's embedding, so an index can be
+rebuilt without the log), ``dedups`` and ``meta``. A chain's versions form a gapless timeline
+in log time: ``valid_from`` inclusive, ``valid_to`` exclusive, stamped from one event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import unicodedata
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+
+import msgspec
+
+from ..eventlog import Sealer, StoredRecord
+from ..eventlog.events import (
+    ChainForgotten,
+    ChainRestored,
+    EmbedderPinned,
+    MemoryDeduplicated,
+    MemoryEdited,
+    MemorySuperseded,
+    MemoryWritten,
+    SubjectErased,
+)
+from .sqlite import connect, scrub
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chains (
+    memory_id TEXT PRIMARY KEY,
+    container_tag TEXT NOT NULL,
+    created_seq INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    latest_version INTEGER NOT NULL,
+    forgotten INTEGER NOT NULL DEFAULT 0,
+    forgotten_at INTEGER,
+    forgotten_reason TEXT,
+    erased INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS versions (
+    row_id INTEGER PRIMARY KEY,
+    version_id TEXT NOT NULL UNIQUE,
+    memory_id TEXT NOT NULL REFERENCES chains(memory_id),
+    version INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    container_tag TEXT NOT NULL,
+    content TEXT,
+    content_hash TEXT,
+    is_static INTEGER NOT NULL,
+    metadata TEXT,
+    observed_at INTEGER NOT NULL,
+    observed_at_text TEXT,
+    valid_from INTEGER NOT NULL,
+    valid_to INTEGER,
+    agent_id TEXT NOT NULL,
+    protocol TEXT NOT NULL,
+    UNIQUE (memory_id, version)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS versions_one_latest ON versions(memory_id) WHERE valid_to IS NULL;
+CREATE INDEX IF NOT EXISTS versions_by_container ON versions(container_tag, valid_to);
+CREATE INDEX IF NOT EXISTS versions_by_hash ON versions(container_tag, content_hash)
+    WHERE valid_to IS NULL;
+CREATE TABLE IF NOT EXISTS vectors (
+    row_id INTEGER PRIMARY KEY REFERENCES versions(row_id),
+    vector BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS dedups (
+    seq INTEGER PRIMARY KEY,
+    memory_id TEXT NOT NULL,
+    version_id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    agent_id TEXT NOT NULL,
+    protocol TEXT NOT NULL
+);
+"""
+
+
+class VersionRow(msgspec.Struct, frozen=True, kw_only=True):
+    row_id: int
+    version_id: str
+    memory_id: str
+    version: int
+    kind: str
+    container_tag: str
+    content: str | None
+    is_static: bool
+    metadata: dict[str, object] | None
+    observed_at: int
+    observed_at_text: str | None
+    valid_from: int
+    valid_to: int | None
+    agent_id: str
+    protocol: str
+    forgotten: bool
+    erased: bool
+
+    @property
+    def seq(self) -> int:
+        """The seq of the event that made this version."""
+        return self.row_id
+
+
+class ChainView(msgspec.Struct, frozen=True, kw_only=True):
+    memory_id: str
+    container_tag: str
+    created_at: int
+    latest_version: int
+    forgotten: bool
+    forgotten_at: int | None
+    forgotten_reason: str | None
+    erased: bool
+    versions: list[VersionRow]
+
+
+def content_hash(content: str) -> str:
+    """The identity of a content for exact-duplicate detection: NFC, whitespace collapsed."""
+    normal = " ".join(unicodedata.normalize("NFC", content).split())
+    return hashlib.sha256(normal.encode()).hexdigest()
+
+
+def parse_instant(text: str) -> int:
+    """An ISO 8601 instant with an explicit timezone, as UTC nanoseconds."""
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        raise ValueError(f"{text!r} has no timezone")
+    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+
+
+_VERSION_COLUMNS = """
+    v.row_id, v.version_id, v.memory_id, v.version, v.kind, v.container_tag, v.content,
+    v.is_static, v.metadata, v.observed_at, v.observed_at_text, v.valid_from, v.valid_to,
+    v.agent_id, v.protocol, c.forgotten, c.erased
+"""
+_FROM_VERSIONS = "FROM versions v JOIN chains c ON c.memory_id = v.memory_id"
+
+
+class MemoryProjection:
+    """Chains and versions in ``memories.sqlite3``; reads are safe from any thread."""
+
+    name = "memories"
+
+    def __init__(self, path: Path, sealer: Sealer) -> None:
+        self._path = path
+        self._sealer = sealer
+        self._lock = threading.RLock()
+        self._conn = connect(path)
+        self._conn.executescript(SCHEMA)
+
+    # --- the fold ----------------------------------------------------------------------------
+
+    def last_seq(self) -> int:
+        return int(self._meta("last_seq") or 0)
+
+    def apply(self, records: Sequence[StoredRecord]) -> None:
+        erased = False
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                for stored in records:
+                    erased |= self._apply_one(stored)
+                self._set_meta("last_seq", str(records[-1].seq))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            if erased:
+                scrub(self._conn)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._conn.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self._path}{suffix}").unlink(missing_ok=True)
+            self._conn = connect(self._path)
+            self._conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def _apply_one(self, stored: StoredRecord) -> bool:
+        """Apply one record; True when it erased something."""
+        record = stored.record
+        event = record.event
+        match event:
+            case MemoryWritten():
+                self._conn.execute(
+                    "INSERT INTO chains (memory_id, container_tag, created_seq, created_at,"
+                    " latest_version) VALUES (?, ?, ?, ?, 1)",
+                    (event.memory_id, event.container_tag, record.seq, record.ts),
+                )
+                self._insert_version(stored, event, version=1)
+            case MemorySuperseded() | MemoryEdited():
+                self._conn.execute(
+                    "UPDATE versions SET valid_to = ? WHERE memory_id = ? AND valid_to IS NULL",
+                    (record.ts, event.memory_id),
+                )
+                self._conn.execute(
+                    "UPDATE chains SET latest_version = ? WHERE memory_id = ?",
+                    (event.version, event.memory_id),
+                )
+                self._insert_version(stored, event, version=event.version)
+            case MemoryDeduplicated():
+                self._conn.execute(
+                    "INSERT INTO dedups VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        record.seq,
+                        event.memory_id,
+                        event.version_id,
+                        record.ts,
+                        record.actor.agent_id,
+                        record.actor.protocol,
+                    ),
+                )
+            case ChainForgotten():
+                self._conn.execute(
+                    "UPDATE chains SET forgotten = 1, forgotten_at = ?, forgotten_reason = ?"
+                    " WHERE memory_id = ?",
+                    (record.ts, self._sealer.open_text(event.reason), event.memory_id),
+                )
+            case ChainRestored():
+                self._conn.execute(
+                    "UPDATE chains SET forgotten = 0, forgotten_at = NULL,"
+                    " forgotten_reason = NULL WHERE memory_id = ?",
+                    (event.memory_id,),
+                )
+            case SubjectErased():
+                return self._erase(event)
+            case EmbedderPinned():
+                self._set_meta("embedder", msgspec.json.encode(event).decode())
+        return False
+
+    def _insert_version(
+        self,
+        stored: StoredRecord,
+        event: MemoryWritten | MemorySuperseded | MemoryEdited,
+        *,
+        version: int,
+    ) -> None:
+        record = stored.record
+        content = self._sealer.open_text(event.content)
+        metadata = None if event.metadata is None else self._sealer.open_text(event.metadata)
+        observed = record.ts if event.observed_at is None else parse_instant(event.observed_at)
+        self._conn.execute(
+            "INSERT INTO versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+            (
+                record.seq,
+                event.version_id,
+                event.memory_id,
+                version,
+                record.kind,
+                event.container_tag,
+                content,
+                None if content is None else content_hash(content),
+                int(event.is_static),
+                metadata,
+                observed,
+                event.observed_at,
+                record.ts,
+                record.actor.agent_id,
+                record.actor.protocol,
+            ),
+        )
+        vector = None if event.embedding is None else self._sealer.open(event.embedding)
+        if vector is not None:
+            self._conn.execute("INSERT INTO vectors VALUES (?, ?)", (record.seq, vector))
+
+    def _erase(self, event: SubjectErased) -> bool:
+        if event.scope == "memory" and event.memory_id is not None:
+            where, arg = "memory_id = ?", event.memory_id
+        elif event.scope == "container" and event.container_tag is not None:
+            where, arg = "container_tag = ?", event.container_tag
+        else:
+            return False
+        self._conn.execute(
+            f"DELETE FROM vectors WHERE row_id IN (SELECT row_id FROM versions WHERE {where})",
+            (arg,),
+        )
+        self._conn.execute(
+            f"UPDATE versions SET content = NULL, content_hash = NULL, metadata = NULL"
+            f" WHERE {where}",
+            (arg,),
+        )
+        self._conn.execute(
+            f"UPDATE chains SET erased = 1, forgotten_reason = NULL WHERE {where}", (arg,)
+        )
+        return True
+
+    def _meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # --- queries -------------------------------------------------------------------------------
+
+    def pinned_embedder(self) -> EmbedderPinned | None:
+        raw = self._meta("embedder")
+        return None if raw is None else msgspec.json.decode(raw, type=EmbedderPinned)
+
+    def chain(self, memory_id: str) -> ChainView | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT memory_id, container_tag, created_at, latest_version, forgotten,"
+                " forgotten_at, forgotten_reason, erased FROM chains WHERE memory_id = ?",
+                (memory_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            versions = self._versions(
+                f"SELECT {_VERSION_COLUMNS} {_FROM_VERSIONS} WHERE v.memory_id = ?"
+                " ORDER BY v.version",
+                (memory_id,),
+            )
+        return ChainView(
+            memory_id=row[0],
+            container_tag=row[1],
+            created_at=row[2],
+            latest_version=row[3],
+            forgotten=bool(row[4]),
+            forgotten_at=row[5],
+            forgotten_reason=row[6],
+            erased=bool(row[7]),
+            versions=versions,
+        )
+
+    def latest(self, memory_id: str) -> VersionRow | None:
+        rows = self._versions(
+            f"SELECT {_VERSION_COLUMNS} {_FROM_VERSIONS}"
+            " WHERE v.memory_id = ? AND v.valid_to IS NULL",
+            (memory_id,),
+        )
+        return rows[0] if rows else None
+
+    def live_duplicate(self, container_tag: str, content: str) -> VersionRow | None:
+        """The latest version of a live chain in the container with exactly this content."""
+        rows = self._versions(
+            f"SELECT {_VERSION_COLUMNS} {_FROM_VERSIONS} WHERE v.container_tag = ?"
+            " AND v.content_hash = ? AND v.valid_to IS NULL AND c.forgotten = 0"
+            " AND c.erased = 0 ORDER BY v.row_id LIMIT 1",
+            (container_tag, content_hash(content)),
+        )
+        return rows[0] if rows else None
+
+    def by_row_ids(self, row_ids: Sequence[int]) -> dict[int, VersionRow]:
+        if not row_ids:
+            return {}
+        marks = ",".join("?" * len(row_ids))
+        rows = self._versions(
+            f"SELECT {_VERSION_COLUMNS} {_FROM_VERSIONS} WHERE v.row_id IN ({marks})",
+            tuple(row_ids),
+        )
+        return {r.row_id: r for r in rows}
+
+    def list_latest(
+        self,
+        *,
+        container_tag: str | None = None,
+        include_forgotten: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> tuple[list[VersionRow], int]:
+        """The latest version of each chain, newest first, and the total count."""
+        where = ["v.valid_to IS NULL", "c.erased = 0"]
+        args: list[object] = []
+        if container_tag is not None:
+            where.append("v.container_tag = ?")
+            args.append(container_tag)
+        if not include_forgotten:
+            where.append("c.forgotten = 0")
+        clause = " AND ".join(where)
+        with self._lock:
+            total = self._conn.execute(
+                f"SELECT count(*) {_FROM_VERSIONS} WHERE {clause}", args
+            ).fetchone()[0]
+        rows = self._versions(
+            f"SELECT {_VERSION_COLUMNS} {_FROM_VERSIONS} WHERE {clause}"
+            " ORDER BY v.row_id DESC LIMIT ? OFFSET ?",
+            (*args, limit, offset),
+        )
+        return rows, int(total)
+
+    def vectors(self) -> Iterator[tuple[int, bytes]]:
+        """Every stored embedding, for rebuilding the vector index."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT row_id, vector FROM vectors ORDER BY row_id"
+            ).fetchall()
+        for row_id, vector in rows:
+            yield int(row_id), bytes(vector)
+
+    def dump(self) -> dict[str, list[tuple[object, ...]]]:
+        """Every table's rows, ordered: for comparing two projections."""
+        with self._lock:
+            return {
+                table: self._conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
+                for table in ("chains", "versions", "vectors", "dedups")
+            }
+
+    def _versions(self, sql: str, args: Sequence[object]) -> list[VersionRow]:
+        with self._lock:
+            rows = self._conn.execute(sql, args).fetchall()
+        return [
+            VersionRow(
+                row_id=r[0],
+                version_id=r[1],
+                memory_id=r[2],
+                version=r[3],
+                kind=r[4],
+                container_tag=r[5],
+                content=r[6],
+                is_static=bool(r[7]),
+                metadata=None if r[8] is None else json.loads(r[8]),
+                observed_at=r[9],
+                observed_at_text=r[10],
+                valid_from=r[11],
+                valid_to=r[12],
+                agent_id=r[13],
+                protocol=r[14],
+                forgotten=bool(r[15]),
+                erased=bool(r[16]),
+            )
+            for r in rows
+        ]

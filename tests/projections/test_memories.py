@@ -1,0 +1,237 @@
+"""The memories projection: a fold over the log that a rebuild reproduces exactly."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mnemolog.eventlog import Actor, Draft, KeyStore, LmdbEventLog, Sealer
+from mnemolog.eventlog.events import (
+    ChainForgotten,
+    ChainRestored,
+    MemoryDeduplicated,
+    MemoryEdited,
+    MemorySuperseded,
+    MemoryWritten,
+    SubjectErased,
+)
+from mnemolog.projections.memories import MemoryProjection, content_hash
+from mnemolog.projections.runner import ProjectionRunner
+
+ACTOR = Actor(agent_id="agent-1", protocol="rest")
+
+
+@dataclass
+class World:
+    """A log, its keys and a projection kept up to date after every append."""
+
+    root: Path
+    log: LmdbEventLog
+    keys: KeyStore
+    sealer: Sealer
+    projection: MemoryProjection
+    runner: ProjectionRunner
+    chains: dict[str, int] = field(default_factory=dict)  # memory_id -> latest version
+
+    def append(self, event: object) -> None:
+        appended = self.log.append([Draft(ACTOR, event)])  # type: ignore[arg-type]
+        self.runner.sync_to(appended.seqs[-1])
+
+    def seal(self, memory_id: str, text: str) -> object:
+        return self.sealer.seal_text(f"memory:{memory_id}", text)
+
+    def vector(self, memory_id: str) -> object:
+        v = np.random.default_rng(len(self.chains)).standard_normal(8).astype("<f4")
+        return self.sealer.seal(f"memory:{memory_id}", v.tobytes())
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    yield from _world(tmp_path)
+
+
+def _world(root: Path) -> Iterator[World]:
+    log = LmdbEventLog(root / "log")
+    keys = KeyStore(root / "keys")
+    sealer = Sealer(keys)
+    projection = MemoryProjection(root / "projections" / "memories.sqlite3", sealer)
+    runner = ProjectionRunner(log, [projection])
+    try:
+        yield World(root, log, keys, sealer, projection, runner)
+    finally:
+        runner.close()
+        keys.close()
+        log.close()
+
+
+def write(
+    w: World, memory_id: str, text: str, container: str = "c1", *, vector: bool = False
+) -> None:
+    w.append(
+        MemoryWritten(
+            memory_id=memory_id,
+            version_id=f"{memory_id}-v1",
+            container_tag=container,
+            content=w.seal(memory_id, text),  # type: ignore[arg-type]
+            embedding=w.vector(memory_id) if vector else None,  # type: ignore[arg-type]
+        )
+    )
+    w.chains[memory_id] = 1
+
+
+def supersede(w: World, memory_id: str, text: str, *, edit: bool = False) -> None:
+    version = w.chains[memory_id] + 1
+    cls = MemoryEdited if edit else MemorySuperseded
+    extra = {} if edit else {"similarity": 0.93}
+    w.append(
+        cls(
+            memory_id=memory_id,
+            version_id=f"{memory_id}-v{version}",
+            version=version,
+            supersedes_version_id=f"{memory_id}-v{version - 1}",
+            container_tag="c1",
+            content=w.seal(memory_id, text),  # type: ignore[arg-type]
+            **extra,  # type: ignore[arg-type]
+        )
+    )
+    w.chains[memory_id] = version
+
+
+def test_a_chain_is_a_gapless_timeline(world: World) -> None:
+    write(world, "m1", "John prefers dark mode")
+    supersede(world, "m1", "John prefers light mode")
+    supersede(world, "m1", "John prefers the system theme", edit=True)
+    chain = world.projection.chain("m1")
+    assert chain is not None
+    assert [v.version for v in chain.versions] == [1, 2, 3]
+    assert [v.content for v in chain.versions][-1] == "John prefers the system theme"
+    first, second, third = chain.versions
+    assert first.valid_to == second.valid_from and second.valid_to == third.valid_from
+    assert third.valid_to is None
+    assert first.valid_from <= second.valid_from <= third.valid_from
+    assert [v.kind for v in chain.versions] == [
+        "memory.written",
+        "memory.superseded",
+        "memory.edited",
+    ]
+    assert all((v.agent_id, v.protocol) == ("agent-1", "rest") for v in chain.versions)
+    latest = world.projection.latest("m1")
+    assert latest is not None and latest.version == 3
+
+
+def test_exact_duplicates_are_found_among_live_latest_versions(world: World) -> None:
+    write(world, "m1", "Ada likes  tea")
+    found = world.projection.live_duplicate("c1", "Ada likes tea")
+    assert found is not None and found.memory_id == "m1"
+    assert world.projection.live_duplicate("c2", "Ada likes tea") is None
+    world.append(ChainForgotten(memory_id="m1", reason=world.seal("m1", "wrong")))  # type: ignore[arg-type]
+    assert world.projection.live_duplicate("c1", "Ada likes tea") is None
+    chain = world.projection.chain("m1")
+    assert chain is not None and chain.forgotten and chain.forgotten_reason == "wrong"
+    world.append(ChainRestored(memory_id="m1"))
+    assert world.projection.live_duplicate("c1", "Ada likes tea") is not None
+
+
+def test_erasing_a_memory_leaves_its_text_nowhere_in_the_projection(world: World) -> None:
+    write(world, "m1", "canary-31337 lives at 12 Elm Street")
+    write(world, "m2", "kept: the sky is blue")
+    world.keys.destroy("memory:m1")
+    world.append(SubjectErased(subject="memory:m1", scope="memory", memory_id="m1"))
+    chain = world.projection.chain("m1")
+    assert chain is not None and chain.erased
+    assert [v.content for v in chain.versions] == [None]
+    rows, total = world.projection.list_latest(container_tag="c1")
+    assert [r.memory_id for r in rows] == ["m2"] and total == 1
+    for path in (world.root / "projections").rglob("*"):
+        assert b"canary-31337" not in path.read_bytes(), path
+
+
+def test_list_is_newest_first_with_paging(world: World) -> None:
+    for i in range(5):
+        write(world, f"m{i}", f"fact {i}")
+    rows, total = world.projection.list_latest(container_tag="c1", limit=2, offset=1)
+    assert total == 5
+    assert [r.memory_id for r in rows] == ["m3", "m2"]
+
+
+@dataclass
+class Op:
+    kind: str
+    target: int
+    text: str
+
+
+ops = st.lists(
+    st.builds(
+        Op,
+        st.sampled_from(
+            ["write", "supersede", "edit", "forget", "restore", "erase", "dedup", "vector"]
+        ),
+        st.integers(0, 4),
+        st.text(min_size=1, max_size=12),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=ops)
+def test_incremental_equals_rebuild(ops: list[Op]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in _world(Path(tmp)):
+            erased: set[str] = set()
+            for op in ops:
+                memory_id = f"m{op.target}"
+                exists = memory_id in w.chains and memory_id not in erased
+                if op.kind in ("write", "vector") and memory_id not in w.chains:
+                    write(w, memory_id, op.text, vector=op.kind == "vector")
+                elif op.kind in ("supersede", "edit") and exists:
+                    supersede(w, memory_id, op.text, edit=op.kind == "edit")
+                elif op.kind == "forget" and exists:
+                    w.append(ChainForgotten(memory_id=memory_id, reason=w.seal(memory_id, op.text)))  # type: ignore[arg-type]
+                elif op.kind == "restore" and exists:
+                    w.append(ChainRestored(memory_id=memory_id))
+                elif op.kind == "dedup" and exists:
+                    version = f"{memory_id}-v{w.chains[memory_id]}"
+                    w.append(
+                        MemoryDeduplicated(
+                            memory_id=memory_id, version_id=version, container_tag="c1"
+                        )
+                    )
+                elif op.kind == "erase" and exists:
+                    w.keys.destroy(f"memory:{memory_id}")
+                    w.append(
+                        SubjectErased(
+                            subject=f"memory:{memory_id}", scope="memory", memory_id=memory_id
+                        )
+                    )
+                    erased.add(memory_id)
+            incremental = w.projection.dump()
+            fresh = MemoryProjection(Path(tmp) / "rebuilt.sqlite3", w.sealer)
+            try:
+                ProjectionRunner(w.log, [fresh]).catch_up()
+                assert fresh.dump() == incremental
+                assert fresh.last_seq() == w.log.head().seq
+            finally:
+                fresh.close()
+            w.runner.rebuild()
+            assert w.projection.dump() == incremental
+            for memory_id in erased:
+                chain = w.projection.chain(memory_id)
+                assert chain is not None and all(v.content is None for v in chain.versions)
+            live = [m for m in w.chains if m not in erased]
+            for memory_id in live:
+                latest = w.projection.latest(memory_id)
+                assert latest is not None and latest.version == w.chains[memory_id]
+
+
+def test_content_hash_ignores_whitespace_only() -> None:
+    assert content_hash(" a  b\n") == content_hash("a b")
+    assert content_hash("a b") != content_hash("A b")
