@@ -2,6 +2,11 @@
 
     MnemologError
     ├── InvalidInput                  bad input from a caller (4xx, nothing changed)
+    │   ├── MalformedBody             not JSON, or JSON we refuse: NaN, duplicate keys (400)
+    │   ├── PayloadTooLarge           a body over the size limit (413)
+    │   ├── UnsupportedMediaType      a body that is not application/json (415)
+    │   ├── NotFound                  no such memory, document or trace (404)
+    │   ├── VersionConflict           expectedVersion is no longer the latest (409)
     │   └── IdempotencyConflict       same idempotency key, different payload (409)
     ├── KeyDestroyed                  the subject's key was destroyed: it cannot come back (410)
     ├── DataDirLocked                 another mnemolog process owns the data dir
@@ -30,6 +35,31 @@ class MnemologError(Exception):
 class InvalidInput(MnemologError):
     code = "invalid_input"
     status = 400
+
+
+class MalformedBody(InvalidInput):
+    code = "malformed_body"
+    status = 400
+
+
+class PayloadTooLarge(InvalidInput):
+    code = "payload_too_large"
+    status = 413
+
+
+class UnsupportedMediaType(InvalidInput):
+    code = "unsupported_media_type"
+    status = 415
+
+
+class NotFound(InvalidInput):
+    code = "not_found"
+    status = 404
+
+
+class VersionConflict(InvalidInput):
+    code = "version_conflict"
+    status = 409
 
 
 class IdempotencyConflict(InvalidInput):
