@@ -1,0 +1,341 @@
+"""The memory lifecycle: the one choke point every write goes through, and forget, restore,
+edit and erase.
+
+A write is decided against the current state of its container: an exact duplicate of a live
+latest version becomes a ``memory.deduplicated`` event and no new version; a near duplicate
+(cosine at or above the supersede threshold) becomes version n+1 of that chain; anything else
+starts a new chain. Decisions for one container are serialised by a lock held from the
+decision to the moment the projections have applied the events, so two writers can never
+both extend the same version of a chain. Texts are embedded in one batch before the lock.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from .embedding.port import Embedder, embed_bytes
+from .errors import KeyDestroyed, NotFound, VersionConflict
+from .eventlog import Actor, Draft, EventLog, KeyStore, Sealed, Sealer
+from .eventlog.events import (
+    AnyEvent,
+    ChainForgotten,
+    ChainRestored,
+    MemoryDeduplicated,
+    MemoryEdited,
+    MemorySuperseded,
+    MemoryWritten,
+    SubjectErased,
+)
+from .projections.memories import MemoryProjection, VersionRow, content_hash
+from .projections.runner import ProjectionRunner
+from .subjects import memory_subject
+
+Status = Literal["created", "superseded", "deduplicated"]
+
+
+class NewMemory(msgspec.Struct, frozen=True, kw_only=True):
+    """One memory to write, as validated by the API."""
+
+    content: str
+    is_static: bool = False
+    metadata: dict[str, object] | None = None
+    observed_at: str | None = None
+
+
+class WriteOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    memory_id: str
+    version_id: str
+    version: int
+    status: Status
+    similarity: float | None = None
+    seq: int = 0
+
+
+class NearestLive(Protocol):
+    """Finds the live latest versions of a container closest to a vector."""
+
+    def nearest(
+        self, container_tag: str, vector: npt.NDArray[np.float32], k: int
+    ) -> list[tuple[int, float]]:
+        """(row id, cosine similarity) pairs, best first."""
+        ...
+
+
+class _Head(msgspec.Struct):
+    """A chain head decided earlier in the same batch."""
+
+    memory_id: str
+    version_id: str
+    version: int
+    content_hash: str
+    vector: npt.NDArray[np.float32] | None
+
+
+class Lifecycle:
+    def __init__(
+        self,
+        *,
+        log: EventLog,
+        keys: KeyStore,
+        sealer: Sealer,
+        memories: MemoryProjection,
+        runner: ProjectionRunner,
+        embedder: Embedder,
+        nearest: NearestLive,
+        supersede_threshold: float,
+    ) -> None:
+        self._log = log
+        self._keys = keys
+        self._sealer = sealer
+        self._memories = memories
+        self._runner = runner
+        self._embedder = embedder
+        self._nearest = nearest
+        self._threshold = supersede_threshold
+        self._locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
+        self._locks_guard = threading.Lock()
+
+    # --- writes --------------------------------------------------------------------------
+
+    def write(
+        self, container_tag: str, items: Sequence[NewMemory], actor: Actor
+    ) -> list[WriteOutcome]:
+        """Write a batch into one container: one embedding pass, one durable append."""
+        if not items:
+            return []
+        vectors = self._embedder.embed([item.content for item in items])
+        with self._container_lock(container_tag):
+            drafts: list[Draft] = []
+            outcomes: list[WriteOutcome] = []
+            batch: list[_Head] = []
+            for item, vector in zip(items, vectors, strict=True):
+                event, outcome = self._decide(container_tag, item, vector, batch)
+                drafts.append(Draft(actor, event))
+                outcomes.append(outcome)
+            appended = self._log.append(drafts)
+            self._runner.sync_to(appended.seqs[-1])
+        return [
+            msgspec.structs.replace(o, seq=seq)
+            for o, seq in zip(outcomes, appended.seqs, strict=True)
+        ]
+
+    def _decide(
+        self,
+        container_tag: str,
+        item: NewMemory,
+        vector: npt.NDArray[np.float32],
+        batch: list[_Head],
+    ) -> tuple[AnyEvent, WriteOutcome]:
+        digest = content_hash(item.content)
+        for head in reversed(batch):  # the batch's own chains first: they are the newest
+            if head.content_hash == digest:
+                return self._dedup(container_tag, head.memory_id, head.version_id, head.version)
+        duplicate = self._memories.live_duplicate(container_tag, item.content)
+        if duplicate is not None and not any(h.memory_id == duplicate.memory_id for h in batch):
+            return self._dedup(
+                container_tag, duplicate.memory_id, duplicate.version_id, duplicate.version
+            )
+        target = self._closest(container_tag, vector, batch)
+        if target is not None:
+            head, similarity = target
+            return self._supersede(container_tag, item, vector, head, similarity, batch)
+        memory_id = _new_id("mem")
+        version_id = _new_id("ver")
+        subject = memory_subject(memory_id)
+        event = MemoryWritten(
+            memory_id=memory_id,
+            version_id=version_id,
+            container_tag=container_tag,
+            content=self._sealer.seal_text(subject, item.content),
+            embedding=self._sealer.seal(subject, embed_bytes(vector)),
+            metadata=self._seal_metadata(subject, item.metadata),
+            is_static=item.is_static,
+            observed_at=item.observed_at,
+        )
+        batch.append(_Head(memory_id, version_id, 1, content_hash(item.content), vector))
+        return event, WriteOutcome(
+            memory_id=memory_id, version_id=version_id, version=1, status="created"
+        )
+
+    def _dedup(
+        self, container_tag: str, memory_id: str, version_id: str, version: int
+    ) -> tuple[AnyEvent, WriteOutcome]:
+        event = MemoryDeduplicated(
+            memory_id=memory_id, version_id=version_id, container_tag=container_tag
+        )
+        return event, WriteOutcome(
+            memory_id=memory_id, version_id=version_id, version=version, status="deduplicated"
+        )
+
+    def _closest(
+        self,
+        container_tag: str,
+        vector: npt.NDArray[np.float32],
+        batch: list[_Head],
+    ) -> tuple[_Head, float] | None:
+        """The chain head most similar to ``vector``, if at or above the threshold."""
+        best: tuple[_Head, float] | None = None
+        superseded_in_batch = {h.memory_id for h in batch}
+        for row_id, similarity in self._nearest.nearest(container_tag, vector, 4):
+            if similarity < self._threshold:
+                break
+            row = self._memories.by_row_ids([row_id]).get(row_id)
+            if row is None or row.memory_id in superseded_in_batch or not _live_latest(row):
+                continue
+            best = (_head_of(row), similarity)
+            break
+        for head in batch:
+            if head.vector is None:
+                continue
+            similarity = float(np.dot(head.vector, vector))
+            if similarity >= self._threshold and (best is None or similarity > best[1]):
+                best = (head, similarity)
+        return best
+
+    def _supersede(
+        self,
+        container_tag: str,
+        item: NewMemory,
+        vector: npt.NDArray[np.float32],
+        head: _Head,
+        similarity: float,
+        batch: list[_Head],
+    ) -> tuple[AnyEvent, WriteOutcome]:
+        subject = memory_subject(head.memory_id)
+        version_id = _new_id("ver")
+        event = MemorySuperseded(
+            memory_id=head.memory_id,
+            version_id=version_id,
+            version=head.version + 1,
+            supersedes_version_id=head.version_id,
+            container_tag=container_tag,
+            content=self._sealer.seal_text(subject, item.content),
+            similarity=similarity,
+            embedding=self._sealer.seal(subject, embed_bytes(vector)),
+            metadata=self._seal_metadata(subject, item.metadata),
+            is_static=item.is_static,
+            observed_at=item.observed_at,
+        )
+        batch[:] = [h for h in batch if h.memory_id != head.memory_id]
+        batch.append(
+            _Head(head.memory_id, version_id, head.version + 1, content_hash(item.content), vector)
+        )
+        return event, WriteOutcome(
+            memory_id=head.memory_id,
+            version_id=version_id,
+            version=head.version + 1,
+            status="superseded",
+            similarity=similarity,
+        )
+
+    def edit(
+        self,
+        memory_id: str,
+        item: NewMemory,
+        actor: Actor,
+        *,
+        expected_version: int | None = None,
+    ) -> WriteOutcome:
+        """A new version with new content (PATCH): never a mutation."""
+        container_tag = self._existing(memory_id).container_tag
+        vector = self._embedder.embed([item.content])[0]
+        with self._container_lock(container_tag):
+            latest = self._memories.latest(memory_id)
+            if latest is None:
+                raise NotFound(f"no memory {memory_id!r}")
+            if expected_version is not None and latest.version != expected_version:
+                raise VersionConflict(
+                    f"memory {memory_id!r} is at version {latest.version}, not {expected_version}"
+                )
+            subject = memory_subject(memory_id)
+            version_id = _new_id("ver")
+            event = MemoryEdited(
+                memory_id=memory_id,
+                version_id=version_id,
+                version=latest.version + 1,
+                supersedes_version_id=latest.version_id,
+                container_tag=container_tag,
+                content=self._sealer.seal_text(subject, item.content),
+                embedding=self._sealer.seal(subject, embed_bytes(vector)),
+                metadata=self._seal_metadata(subject, item.metadata),
+                is_static=item.is_static,
+                observed_at=item.observed_at,
+            )
+            seq = self._append(actor, event)
+        return WriteOutcome(
+            memory_id=memory_id,
+            version_id=version_id,
+            version=latest.version + 1,
+            status="superseded",
+            seq=seq,
+        )
+
+    # --- forget, restore, erase --------------------------------------------------------------
+
+    def forget(self, memory_id: str, reason: str, actor: Actor) -> int:
+        chain = self._existing(memory_id)
+        sealed = self._sealer.seal_text(memory_subject(memory_id), reason)
+        with self._container_lock(chain.container_tag):
+            return self._append(actor, ChainForgotten(memory_id=memory_id, reason=sealed))
+
+    def restore(self, memory_id: str, actor: Actor) -> int:
+        chain = self._existing(memory_id)
+        with self._container_lock(chain.container_tag):
+            return self._append(actor, ChainRestored(memory_id=memory_id))
+
+    def erase(self, memory_id: str, actor: Actor) -> int:
+        """Hard delete: destroy the chain's key, then record it; projections purge the text."""
+        chain = self._existing(memory_id)
+        with self._container_lock(chain.container_tag):
+            self._keys.destroy(memory_subject(memory_id))
+            event = SubjectErased(
+                subject=memory_subject(memory_id),
+                scope="memory",
+                memory_id=memory_id,
+                container_tag=chain.container_tag,
+            )
+            return self._append(actor, event)
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _existing(self, memory_id: str) -> VersionRow:
+        latest = self._memories.latest(memory_id)
+        if latest is None:
+            raise NotFound(f"no memory {memory_id!r}")
+        if latest.erased:
+            raise KeyDestroyed(f"memory {memory_id!r} was erased")
+        return latest
+
+    def _append(self, actor: Actor, event: AnyEvent) -> int:
+        seq = self._log.append([Draft(actor, event)]).seqs[0]
+        self._runner.sync_to(seq)
+        return seq
+
+    def _seal_metadata(self, subject: str, metadata: dict[str, object] | None) -> Sealed | None:
+        if metadata is None:
+            return None
+        return self._sealer.seal(subject, msgspec.json.encode(metadata))
+
+    def _container_lock(self, container_tag: str) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks[container_tag]
+
+
+def _live_latest(row: VersionRow) -> bool:
+    return row.valid_to is None and not row.forgotten and not row.erased
+
+
+def _head_of(row: VersionRow) -> _Head:
+    return _Head(row.memory_id, row.version_id, row.version, "", None)
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"

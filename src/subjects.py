@@ -1,0 +1,13 @@
+"""Names of erasure subjects: the unit a data key covers (see ``eventlog/keystore.py``)."""
+
+from __future__ import annotations
+
+
+def memory_subject(memory_id: str) -> str:
+    """A memory chain's content, embeddings, metadata and forget reasons."""
+    return f"memory:{memory_id}"
+
+
+def container_subject(container_tag: str) -> str:
+    """A container's (a user's) queries and conversation excerpts."""
+    return f"container:{container_tag}"
