@@ -154,6 +154,11 @@ class MemoryProjection:
         self._lock = threading.RLock()
         self._conn = connect(path)
         self._conn.executescript(SCHEMA)
+        # The latest version of every live chain, by container: the candidates of dedup and
+        # supersede decisions and of recall. Kept in step after each committed batch.
+        self._live: dict[str, set[int]] = {}
+        self._live_row: dict[str, tuple[str, int]] = {}  # memory_id -> (container, row_id)
+        self._load_live()
 
     # --- the fold ----------------------------------------------------------------------------
 
@@ -162,11 +167,12 @@ class MemoryProjection:
 
     def apply(self, records: Sequence[StoredRecord]) -> None:
         erased = False
+        touched: set[str] = set()
         with self._lock:
             self._conn.execute("BEGIN")
             try:
                 for stored in records:
-                    erased |= self._apply_one(stored)
+                    erased |= self._apply_one(stored, touched)
                 self._set_meta("last_seq", str(records[-1].seq))
                 self._conn.execute("COMMIT")
             except BaseException:
@@ -174,6 +180,7 @@ class MemoryProjection:
                 raise
             if erased:
                 scrub(self._conn)
+            self._refresh_live(touched)
 
     def reset(self) -> None:
         with self._lock:
@@ -182,15 +189,19 @@ class MemoryProjection:
                 Path(f"{self._path}{suffix}").unlink(missing_ok=True)
             self._conn = connect(self._path)
             self._conn.executescript(SCHEMA)
+            self._load_live()
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
 
-    def _apply_one(self, stored: StoredRecord) -> bool:
-        """Apply one record; True when it erased something."""
+    def _apply_one(self, stored: StoredRecord, touched: set[str]) -> bool:
+        """Apply one record, noting the chains it touched; True when it erased something."""
         record = stored.record
         event = record.event
+        memory_id = getattr(event, "memory_id", None)
+        if isinstance(memory_id, str):
+            touched.add(memory_id)
         match event:
             case MemoryWritten():
                 self._conn.execute(
@@ -279,6 +290,10 @@ class MemoryProjection:
             where, arg = "memory_id = ?", event.memory_id
         elif event.scope == "container" and event.container_tag is not None:
             where, arg = "container_tag = ?", event.container_tag
+            self._live.pop(event.container_tag, None)
+            for memory_id, (container, _) in list(self._live_row.items()):
+                if container == event.container_tag:
+                    del self._live_row[memory_id]
         else:
             return False
         self._conn.execute(
@@ -294,6 +309,36 @@ class MemoryProjection:
             f"UPDATE chains SET erased = 1, forgotten_reason = NULL WHERE {where}", (arg,)
         )
         return True
+
+    _LIVE_SQL = (
+        "SELECT v.memory_id, v.container_tag, v.row_id FROM versions v"
+        " JOIN chains c ON c.memory_id = v.memory_id"
+        " WHERE v.valid_to IS NULL AND c.forgotten = 0 AND c.erased = 0"
+    )
+
+    def _load_live(self) -> None:
+        self._live = {}
+        self._live_row = {}
+        for memory_id, container, row_id in self._conn.execute(self._LIVE_SQL):
+            self._live.setdefault(container, set()).add(row_id)
+            self._live_row[memory_id] = (container, row_id)
+
+    def _refresh_live(self, touched: set[str]) -> None:
+        for memory_id in touched:
+            old = self._live_row.pop(memory_id, None)
+            if old is not None:
+                self._live.get(old[0], set()).discard(old[1])
+            row = self._conn.execute(
+                self._LIVE_SQL + " AND v.memory_id = ?", (memory_id,)
+            ).fetchone()
+            if row is not None:
+                self._live.setdefault(row[1], set()).add(row[2])
+                self._live_row[memory_id] = (row[1], row[2])
+
+    def live_rows(self, container_tag: str) -> frozenset[int]:
+        """Row ids of the latest versions of the container's live chains."""
+        with self._lock:
+            return frozenset(self._live.get(container_tag, ()))
 
     def _meta(self, key: str) -> str | None:
         with self._lock:
@@ -390,6 +435,13 @@ class MemoryProjection:
             (*args, limit, offset),
         )
         return rows, int(total)
+
+    def rows_of_container(self, container_tag: str) -> list[int]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT row_id FROM versions WHERE container_tag = ?", (container_tag,)
+            ).fetchall()
+        return [int(r[0]) for r in rows]
 
     def vectors(self) -> Iterator[tuple[int, bytes]]:
         """Every stored embedding, for rebuilding the vector index."""

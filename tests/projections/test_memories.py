@@ -218,6 +218,7 @@ def test_incremental_equals_rebuild(ops: list[Op]) -> None:
             try:
                 ProjectionRunner(w.log, [fresh]).catch_up()
                 assert fresh.dump() == incremental
+                assert fresh.live_rows("c1") == w.projection.live_rows("c1")
                 assert fresh.last_seq() == w.log.head().seq
             finally:
                 fresh.close()
@@ -230,6 +231,10 @@ def test_incremental_equals_rebuild(ops: list[Op]) -> None:
             for memory_id in live:
                 latest = w.projection.latest(memory_id)
                 assert latest is not None and latest.version == w.chains[memory_id]
+            expected_live = {
+                r.row_id for r in w.projection.list_latest(container_tag="c1", limit=100)[0]
+            }
+            assert w.projection.live_rows("c1") == expected_live
 
 
 def test_content_hash_ignores_whitespace_only() -> None:
