@@ -128,6 +128,10 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     bm25: float | None = None
     fused: float = 0.0
     served: bool = False
+    vector_rank: int | None = None
+    bm25_rank: int | None = None
+    score: float = 0.0
+    below_floor: bool = False
 
 
 class RecallPerformed(Event, frozen=True, kw_only=True, tag="recall.performed"):
