@@ -1,0 +1,125 @@
+"""Which tier runs: quality when the machine has the memory for it, else fast.
+
+``auto`` picks the quality tier when at least ``QUALITY_MIN_AVAILABLE`` (1 GiB) of memory is
+available, the fast tier below that. Available memory is ``MemAvailable`` from
+``/proc/meminfo``, lowered to the room left under the process's cgroup memory limit if one is
+set (limit minus usage, cgroup v2 or v1), since a container sees the host's meminfo. Where
+neither can be read (not Linux), ``auto`` picks quality.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal, TypeAlias
+
+from ..errors import InvalidInput
+from .port import Embedder
+from .quality import DEFAULT_THREADS, QualityEmbedder
+from .static import load_or_build_static
+
+Tier: TypeAlias = Literal["quality", "fast"]
+RequestedTier: TypeAlias = Literal["auto", "quality", "fast"]
+
+TIERS: tuple[RequestedTier, ...] = ("auto", "quality", "fast")
+_BY_NAME: dict[str, RequestedTier] = {tier: tier for tier in TIERS}
+QUALITY_MIN_AVAILABLE = 1 << 30  # the quality tier's session and batches fit well under this
+
+MEMINFO = Path("/proc/meminfo")
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+SELF_CGROUP = Path("/proc/self/cgroup")
+_CGROUP_FILES = (
+    ("memory.max", "memory.current"),
+    ("memory.limit_in_bytes", "memory.usage_in_bytes"),
+)
+_UNLIMITED = 1 << 62
+
+
+def choose_tier(requested: RequestedTier, available_bytes: int | None) -> Tier:
+    """The tier to run for a requested one and the available memory (None if unknown)."""
+    if requested == "quality" or requested == "fast":
+        return requested
+    if requested != "auto":
+        raise InvalidInput(f"unknown embedder tier {requested!r}: use one of {', '.join(TIERS)}")
+    if available_bytes is None or available_bytes >= QUALITY_MIN_AVAILABLE:
+        return "quality"
+    return "fast"
+
+
+def available_memory(meminfo: Path = MEMINFO, cgroups: Sequence[Path] | None = None) -> int | None:
+    """Bytes of memory available to this process, or None if it cannot be read.
+
+    ``cgroups`` are the folders that may hold this process's cgroup memory files (v2
+    ``memory.max``, v1 ``memory.limit_in_bytes``); the first that does decides. If None, they
+    are found from ``/proc/self/cgroup``.
+    """
+    available = _meminfo_available(meminfo)
+    room = _cgroup_room(cgroups if cgroups is not None else _own_cgroups())
+    if available is None:
+        return room
+    return available if room is None else min(available, room)
+
+
+def open_embedder(tier: str, cache_dir: Path, *, threads: int = DEFAULT_THREADS) -> Embedder:
+    """The embedder for a tier (``auto``, ``quality`` or ``fast``).
+
+    ``cache_dir`` holds the fast tier's distilled model (built there on first use). ``threads``
+    is onnxruntime's intra-op thread count for the quality model.
+    """
+    requested = _BY_NAME.get(tier)
+    if requested is None:
+        raise InvalidInput(f"unknown embedder tier {tier!r}: use one of {', '.join(TIERS)}")
+    chosen = choose_tier(requested, available_memory() if requested == "auto" else None)
+    quality = QualityEmbedder(threads=threads)
+    if chosen == "quality":
+        return quality
+    return load_or_build_static(cache_dir, quality)
+
+
+def _meminfo_available(path: Path) -> int | None:
+    try:
+        text = path.read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key == "MemAvailable":
+            number, _, unit = value.strip().partition(" ")
+            if number.isdigit() and unit in ("kB", ""):
+                return int(number) * (1024 if unit == "kB" else 1)
+    return None
+
+
+def _own_cgroups() -> list[Path]:
+    """Where this process's cgroup memory files may be: its own folder, then the mount root.
+
+    Inside a container's cgroup namespace the listed path may not exist, and the mount root
+    is the container's own cgroup.
+    """
+    try:
+        lines = SELF_CGROUP.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    found: list[Path] = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2) if line.count(":") >= 2 else ("", "", "")
+        if controllers == "":  # cgroup v2
+            found += [CGROUP_ROOT / path.lstrip("/"), CGROUP_ROOT]
+        elif "memory" in controllers.split(","):  # cgroup v1 memory controller
+            found += [CGROUP_ROOT / "memory" / path.lstrip("/"), CGROUP_ROOT / "memory"]
+    return found
+
+
+def _cgroup_room(folders: Sequence[Path]) -> int | None:
+    """Limit minus usage in the first folder holding cgroup memory files; None if unlimited."""
+    for folder in folders:
+        for limit_name, usage_name in _CGROUP_FILES:
+            try:
+                limit = (folder / limit_name).read_text(encoding="ascii").strip()
+                usage = (folder / usage_name).read_text(encoding="ascii").strip()
+            except (OSError, UnicodeDecodeError):
+                continue
+            if not limit.isdigit() or not usage.isdigit() or int(limit) >= _UNLIMITED:
+                return None  # "max", or v1's page-rounded 2**63: no limit
+            return max(int(limit) - int(usage), 0)
+    return None

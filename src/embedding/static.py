@@ -1,0 +1,246 @@
+"""The fast tier: static token vectors distilled from the quality model (model2vec).
+
+A text's vector is the mean of its tokens' vectors, L2-normalised: no neural network runs, so
+it costs a fraction of a millisecond, and its vectors take ~31 MiB. The vectors are distilled once
+from the quality model (``distill.py``, ~15-40 s) and cached in a folder that
+``model2vec.StaticModel`` loads; a later start loads the folder, never the network.
+
+The cache folder is built beside its final place and renamed into it, so a crash mid-build
+leaves no half cache. ``manifest.json``, written last, records the sha256 of every file; a
+cache that fails it is rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+from model2vec import StaticModel
+
+from ..errors import EmbedderError
+from .distill import PCA_DIMS, SIF_COEFFICIENT, SIGN_ROWS, ZIPF_OFFSET, distil
+from .identity import EmbedderIdentity
+from .port import check_texts
+from .quality import QUALITY_NAME, QualityEmbedder
+from .vocab import VOCAB_SHA256, VOCAB_SIZE, bert_tokenizer, load_vocab, vocab_dir
+
+logger = logging.getLogger(__name__)
+
+RECIPE = "mnemolog-static/1"  # bump when anything in distill.py changes the vectors
+STATIC_NAME = f"{QUALITY_NAME}-static{PCA_DIMS}"
+STATIC_MAX_TOKENS = 512
+MANIFEST = "manifest.json"
+_STALE_BUILD_SECONDS = 3600
+
+
+class Manifest(msgspec.Struct, frozen=True):
+    """What a cache folder holds: the identity it was built for and each file's sha256."""
+
+    identity: EmbedderIdentity
+    recipe: dict[str, str | int | float]
+    files: dict[str, str]
+    build_seconds: float
+
+
+def recipe(quality_digest: str) -> dict[str, str | int | float]:
+    """Everything that decides the static vectors, and nothing measured from them."""
+    return {
+        "recipe": RECIPE,
+        "base_model": quality_digest,
+        "vocab": VOCAB_SHA256,
+        "pca_dims": PCA_DIMS,
+        "sif_coefficient": SIF_COEFFICIENT,
+        "zipf_offset": ZIPF_OFFSET,
+        "sign_rows": SIGN_ROWS,
+        "max_tokens": STATIC_MAX_TOKENS,
+    }
+
+
+def static_identity(quality_digest: str) -> EmbedderIdentity:
+    """The fast tier's identity: a digest of its recipe, the same on every machine."""
+    canonical = json.dumps(recipe(quality_digest), sort_keys=True, separators=(",", ":"))
+    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return EmbedderIdentity(STATIC_NAME, PCA_DIMS, digest)
+
+
+class StaticEmbedder:
+    """Mean of static token vectors (256-d). Thread-safe.
+
+    ``from_cache`` tells whether this instance was loaded from an existing cache folder
+    (True) or distilled just now (False).
+    """
+
+    def __init__(
+        self, model: Any, identity: EmbedderIdentity, *, folder: Path, from_cache: bool
+    ) -> None:
+        self.model = model
+        self.identity = identity
+        self.folder = folder
+        self.from_cache = from_cache
+        cls_id = model.tokenizer.token_to_id("[CLS]")
+        empty = np.asarray(model.embedding[cls_id if cls_id is not None else 0], np.float32)
+        norm = float(np.linalg.norm(empty))
+        if cls_id is None or not norm > 0:
+            raise EmbedderError(f"the static model in {folder} has no vector for empty text")
+        # A text with no known token (empty, or only unknown characters) gets the vector of
+        # the empty text, as the quality tier does, never a zero row.
+        self._empty = empty / norm
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Unit float32 vectors, shape ``(len(texts), 256)``."""
+        check_texts(texts)
+        if len(texts) == 0:
+            return np.zeros((0, PCA_DIMS), dtype=np.float32)
+        raw = self.model.encode(
+            list(texts),
+            normalize=False,
+            batch_size=1024,
+            show_progress_bar=False,
+            use_multiprocessing=False,
+        )
+        vectors = np.asarray(raw, dtype=np.float32).reshape(len(texts), PCA_DIMS)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        blank = norms[:, 0] <= 1e-12
+        out: npt.NDArray[np.float32] = (vectors / np.where(blank[:, None], 1.0, norms)).astype(
+            np.float32
+        )
+        out[blank] = self._empty
+        return out
+
+
+def cache_folder(cache_dir: Path, identity: EmbedderIdentity) -> Path:
+    """The folder a static model with this identity is cached in."""
+    return cache_dir / f"{identity.name}-{identity.digest[:16]}"
+
+
+def load_or_build_static(cache_dir: Path, quality: QualityEmbedder) -> StaticEmbedder:
+    """Load the fast tier from ``cache_dir``, distilling it from ``quality`` first if needed.
+
+    A cache folder that fails its manifest (a changed, missing or extra file) is rebuilt.
+    """
+    identity = static_identity(quality.identity.digest)
+    folder = cache_folder(cache_dir, identity)
+    if folder.exists():
+        problem = check_cache(folder, identity)
+        if problem is None:
+            try:
+                return _load(folder, identity, from_cache=True)
+            except EmbedderError as exc:
+                problem = str(exc)
+        logger.warning("rebuilding the static embedder cache %s: %s", folder, problem)
+    _build(cache_dir, folder, quality, identity)
+    return _load(folder, identity, from_cache=False)
+
+
+def check_cache(folder: Path, identity: EmbedderIdentity) -> str | None:
+    """None if ``folder`` holds exactly the files its manifest lists, else what is wrong."""
+    try:
+        manifest = msgspec.json.decode((folder / MANIFEST).read_bytes(), type=Manifest)
+    except (OSError, msgspec.DecodeError) as exc:
+        return f"no readable manifest ({exc})"
+    if manifest.identity != identity:
+        return f"it was built for {manifest.identity.describe()}"
+    present = {p.name for p in folder.iterdir()} - {MANIFEST}
+    if present != set(manifest.files):
+        return f"it holds {sorted(present)}, its manifest lists {sorted(manifest.files)}"
+    for name, expected in manifest.files.items():
+        if _sha256_file(folder / name) != expected:
+            return f"{name} does not match the sha256 recorded when it was built"
+    return None
+
+
+def _load(folder: Path, identity: EmbedderIdentity, *, from_cache: bool) -> StaticEmbedder:
+    # A path that exists is read from disk; model2vec goes to the network only for a name
+    # that is not a local folder, which the checks above rule out.
+    try:
+        model = StaticModel.from_pretrained(folder.resolve(), normalize=True, force_download=False)
+    except Exception as exc:  # model2vec and safetensors raise many kinds
+        raise EmbedderError(f"cannot load the static model in {folder}: {exc}") from exc
+    if model.embedding.shape != (VOCAB_SIZE, PCA_DIMS) or model.embedding.dtype != np.float32:
+        raise EmbedderError(
+            f"the static model in {folder} has vectors of shape {model.embedding.shape} "
+            f"({model.embedding.dtype}), expected ({VOCAB_SIZE}, {PCA_DIMS}) float32"
+        )
+    return StaticEmbedder(model, identity, folder=folder, from_cache=from_cache)
+
+
+def _build(
+    cache_dir: Path, folder: Path, quality: QualityEmbedder, identity: EmbedderIdentity
+) -> None:
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    _remove_stale_builds(cache_dir, folder.name)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.build-", dir=cache_dir))
+    try:
+        started = time.perf_counter()
+        vocab = load_vocab()
+        matrix = distil(quality.mean_pooled, vocab)
+        model = StaticModel(
+            vectors=matrix,
+            tokenizer=bert_tokenizer(vocab),
+            normalize=True,
+            max_length=STATIC_MAX_TOKENS,
+            base_model_name="sentence-transformers/all-MiniLM-L6-v2",
+        )
+        model.save_pretrained(staging)
+        # model2vec's generated model card names the MIT licence: the vectors derive from an
+        # Apache-2.0 model, so the card goes and the model's own LICENSE and NOTICE come in.
+        (staging / "README.md").unlink(missing_ok=True)
+        for name in ("LICENSE", "NOTICE"):
+            (staging / name).write_bytes((vocab_dir() / name).read_bytes())
+        files = {p.name: _sha256_file(p) for p in sorted(staging.iterdir())}
+        manifest = Manifest(
+            identity=identity,
+            recipe=recipe(quality.identity.digest),
+            files=files,
+            build_seconds=round(time.perf_counter() - started, 3),
+        )
+        (staging / MANIFEST).write_bytes(msgspec.json.format(msgspec.json.encode(manifest)))
+        _install(staging, folder, identity)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _install(staging: Path, folder: Path, identity: EmbedderIdentity) -> None:
+    """Rename the finished build into place, replacing a broken cache folder."""
+    if folder.exists():
+        if check_cache(folder, identity) is None:
+            return  # another process installed a sound cache meanwhile: keep it
+        doomed = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.parent))
+        os.rename(folder, doomed / folder.name)
+        shutil.rmtree(doomed, ignore_errors=True)
+    try:
+        os.rename(staging, folder)
+    except OSError:
+        # Another process installed the same cache meanwhile: keep theirs if it is sound.
+        if not folder.exists() or check_cache(folder, identity) is not None:
+            raise
+
+
+def _remove_stale_builds(cache_dir: Path, name: str) -> None:
+    """Delete leftovers of builds that crashed (old enough not to be running now)."""
+    cutoff = time.time() - _STALE_BUILD_SECONDS
+    for leftover in cache_dir.glob(f".{name}.*"):
+        try:
+            if leftover.stat().st_mtime < cutoff:
+                shutil.rmtree(leftover, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
