@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .core import Core
 from .eventlog.datadir import DataDirLock, keys_dir, log_dir
 from .eventlog.keystore import KeyStore
 from .eventlog.lmdb_log import LmdbEventLog
@@ -24,16 +25,22 @@ class Runtime:
             )
             try:
                 self.keys = KeyStore(keys_dir(settings.data_dir))
+                self.sealer = Sealer(self.keys)
+                try:
+                    self.core = Core(settings, self.log, self.keys, self.sealer)
+                except BaseException:
+                    self.keys.close()
+                    raise
             except BaseException:
                 self.log.close()
                 raise
         except BaseException:
             self._lock.release()
             raise
-        self.sealer = Sealer(self.keys)
 
     def close(self) -> None:
         try:
+            self.core.close()
             self.keys.close()
             self.log.close()
         finally:

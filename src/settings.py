@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 
@@ -20,6 +21,18 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     port: int = 8080
     log_map_size: int = 64 << 20
     reader_check_seconds: float = 30.0
+    embedder: Literal["auto", "quality", "fast"] = "auto"
+    embedder_threads: int = 2
+    model_cache_dir: Path | None = None
+    supersede_threshold: float = 0.85
+    max_body_bytes: int = 1 << 20
+
+    @property
+    def model_cache(self) -> Path:
+        """Where the distilled fast-tier model is cached: shared by every data dir."""
+        if self.model_cache_dir is not None:
+            return self.model_cache_dir
+        return Path.home() / ".cache" / "mnemolog" / "models"
 
 
 # Field name -> environment variable.
@@ -29,6 +42,11 @@ ENV_VARS: dict[str, str] = {
     "port": "MNEMOLOG_PORT",
     "log_map_size": "MNEMOLOG_LOG_MAP_SIZE",
     "reader_check_seconds": "MNEMOLOG_READER_CHECK_SECONDS",
+    "embedder": "MNEMOLOG_EMBEDDER",
+    "embedder_threads": "MNEMOLOG_EMBEDDER_THREADS",
+    "model_cache_dir": "MNEMOLOG_MODEL_CACHE_DIR",
+    "supersede_threshold": "MNEMOLOG_SUPERSEDE_THRESHOLD",
+    "max_body_bytes": "MNEMOLOG_MAX_BODY_BYTES",
 }
 
 
@@ -49,6 +67,12 @@ def settings_from_env(environ: Mapping[str, str], **overrides: object) -> Settin
         raise _invalid("log_map_size", "must be at least 65536")
     if settings.reader_check_seconds <= 0:
         raise _invalid("reader_check_seconds", "must be positive")
+    if not 1 <= settings.embedder_threads <= 64:
+        raise _invalid("embedder_threads", "must be between 1 and 64")
+    if not 0.0 < settings.supersede_threshold <= 1.0:
+        raise _invalid("supersede_threshold", "must be in (0, 1]")
+    if settings.max_body_bytes < 1024:
+        raise _invalid("max_body_bytes", "must be at least 1024")
     return settings
 
 

@@ -436,6 +436,44 @@ class MemoryProjection:
         )
         return rows, int(total)
 
+    def visible_rows(
+        self,
+        *,
+        container_tag: str | None,
+        as_of: int | None,
+        include_forgotten: bool,
+    ) -> frozenset[int]:
+        """Versions a search may serve: the latest, or those valid at ``as_of`` (log time,
+        validFrom inclusive, validTo exclusive). Forgetting applies at query time, so a chain
+        forgotten since ``as_of`` stays hidden unless forgotten chains are asked for."""
+        where = ["c.erased = 0"]
+        args: list[object] = []
+        if as_of is None:
+            where.append("v.valid_to IS NULL")
+        else:
+            where.append("v.valid_from <= ? AND (v.valid_to IS NULL OR v.valid_to > ?)")
+            args += [as_of, as_of]
+        if container_tag is not None:
+            where.append("v.container_tag = ?")
+            args.append(container_tag)
+        if not include_forgotten:
+            where.append("c.forgotten = 0")
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT v.row_id {_FROM_VERSIONS} WHERE {' AND '.join(where)}", args
+            ).fetchall()
+        return frozenset(int(r[0]) for r in rows)
+
+    def vectors_of(self, row_ids: Sequence[int]) -> list[tuple[int, bytes]]:
+        if not row_ids:
+            return []
+        marks = ",".join("?" * len(row_ids))
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT row_id, vector FROM vectors WHERE row_id IN ({marks})", tuple(row_ids)
+            ).fetchall()
+        return [(int(r), bytes(v)) for r, v in rows]
+
     def rows_of_container(self, container_tag: str) -> list[int]:
         with self._lock:
             rows = self._conn.execute(

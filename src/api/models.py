@@ -1,0 +1,135 @@
+"""Request and response bodies of the REST API, camelCase on the wire (seed API reference)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+import msgspec
+
+from ..errors import InvalidInput
+from ..projections.memories import ChainView, VersionRow
+
+Content = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000)]
+Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+
+
+class _Body(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
+    pass
+
+
+class MemoryIn(_Body, frozen=True, kw_only=True):
+    content: Content
+    is_static: bool = False
+    metadata: dict[str, str | int | float | bool | None] | None = None
+    observed_at: str | None = None
+
+
+class WriteMemories(_Body, frozen=True, kw_only=True):
+    container_tag: Tag
+    memories: Annotated[list[MemoryIn], msgspec.Meta(min_length=1, max_length=1000)]
+
+
+class PatchMemory(_Body, frozen=True, kw_only=True):
+    content: Content
+    is_static: bool | None = None
+    metadata: dict[str, str | int | float | bool | None] | None = None
+    observed_at: str | None = None
+    expected_version: Annotated[int, msgspec.Meta(ge=1)] | None = None
+
+
+class Forget(_Body, frozen=True, kw_only=True):
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
+
+
+class Search(_Body, frozen=True, kw_only=True):
+    q: Annotated[str, msgspec.Meta(min_length=1, max_length=10_000)]
+    container_tag: Tag | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 10
+    search_mode: Literal["memories", "documents", "hybrid"] = "memories"
+    recency: bool = True
+    diversify: bool | None = None
+    as_of: str | None = None
+    include_forgotten: bool = False
+
+
+def parse_observed_at(text: str | None) -> str | None:
+    """An ``observedAt``: ISO 8601 with an explicit timezone (kept as given), else 400."""
+    if text is None:
+        return None
+    moment = _parse_iso(text, "observedAt")
+    if moment.tzinfo is None:
+        raise InvalidInput("observedAt needs an explicit timezone, e.g. 2026-07-03T12:00:00Z")
+    return text
+
+
+def parse_as_of(text: str | None) -> int | None:
+    """``asOf``: a date-time with an explicit timezone, or a plain date (UTC midnight)."""
+    if text is None:
+        return None
+    if len(text) == 10:
+        moment = _parse_iso(text, "asOf")
+        moment = datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
+    else:
+        if "T" not in text:
+            raise InvalidInput("asOf must be a date (YYYY-MM-DD) or a date-time with a timezone")
+        moment = _parse_iso(text, "asOf")
+        if moment.tzinfo is None:
+            raise InvalidInput(
+                "asOf needs an explicit timezone (2026-07-03T12:00:00Z) or a plain date"
+            )
+    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+
+
+def _parse_iso(text: str, name: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise InvalidInput(f"{name} is not an ISO 8601 date-time: {text!r}") from exc
+
+
+def iso(ns: int | None) -> str | None:
+    if ns is None:
+        return None
+    seconds, rest = divmod(ns, 1_000_000_000)
+    moment = datetime.fromtimestamp(seconds, UTC).replace(microsecond=rest // 1000)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def version_json(row: VersionRow, *, windows: bool) -> dict[str, object]:
+    body: dict[str, object] = {
+        "id": row.memory_id,
+        "versionId": row.version_id,
+        "version": row.version,
+        "containerTag": row.container_tag,
+        "content": row.content,
+        "isStatic": row.is_static,
+        "metadata": row.metadata,
+        "observedAt": row.observed_at_text or iso(row.observed_at),
+        "forgotten": row.forgotten,
+        "provenance": {
+            "agentId": row.agent_id,
+            "protocol": row.protocol,
+            "createdAt": iso(row.valid_from),
+            "seq": row.seq,
+            "kind": row.kind,
+        },
+    }
+    if windows:
+        body["validFrom"] = iso(row.valid_from)
+        body["validTo"] = iso(row.valid_to)
+    return body
+
+
+def chain_json(chain: ChainView) -> dict[str, object]:
+    return {
+        "id": chain.memory_id,
+        "containerTag": chain.container_tag,
+        "createdAt": iso(chain.created_at),
+        "latestVersion": chain.latest_version,
+        "forgotten": chain.forgotten,
+        "forgottenAt": iso(chain.forgotten_at),
+        "forgottenReason": chain.forgotten_reason,
+        "erased": chain.erased,
+        "versions": [version_json(v, windows=True) for v in chain.versions],
+    }

@@ -1,0 +1,167 @@
+"""REST routes for memories and search: parse strictly, call the core, render."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from ..errors import InvalidInput, NotFound
+from ..eventlog import Actor
+from ..lifecycle import NewMemory, WriteOutcome
+from ..recall import RecallRequest
+from ..runtime import Runtime
+from .body import read_json
+from .models import (
+    Forget,
+    PatchMemory,
+    Search,
+    WriteMemories,
+    chain_json,
+    parse_as_of,
+    parse_observed_at,
+    version_json,
+)
+
+TRACE_HEADER = "x-mnemolog-trace-id"
+TRACE_HEADER_ALIAS = "x-bella-trace-id"  # for clients written against the seed API
+
+# No API keys yet: every caller on loopback is the one local agent.
+LOCAL = Actor(agent_id="local", protocol="rest")
+
+
+def memory_routes(runtime: Runtime) -> APIRouter:
+    router = APIRouter()
+    core = runtime.core
+    limit = runtime.settings.max_body_bytes
+
+    def chain_response(memory_id: str) -> JSONResponse:
+        chain = core.memories.chain(memory_id)
+        if chain is None:
+            raise NotFound(f"no memory {memory_id!r}")
+        return JSONResponse(chain_json(chain))
+
+    @router.post("/memories")
+    async def write_memories(request: Request) -> JSONResponse:
+        body = await read_json(request, WriteMemories, max_bytes=limit)
+        items = [
+            NewMemory(
+                content=m.content,
+                is_static=m.is_static,
+                metadata=dict(m.metadata) if m.metadata is not None else None,
+                observed_at=parse_observed_at(m.observed_at),
+            )
+            for m in body.memories
+        ]
+        outcomes = await run_in_threadpool(core.lifecycle.write, body.container_tag, items, LOCAL)
+        return JSONResponse(
+            {"containerTag": body.container_tag, "memories": [_outcome(o) for o in outcomes]}
+        )
+
+    @router.get("/memories")
+    def list_memories(
+        container_tag: Annotated[str | None, Query(alias="containerTag", max_length=256)] = None,
+        include_forgotten: Annotated[bool, Query(alias="includeForgotten")] = False,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+        offset: Annotated[int, Query(ge=0)] = 0,
+    ) -> JSONResponse:
+        rows, total = core.memories.list_latest(
+            container_tag=container_tag,
+            include_forgotten=include_forgotten,
+            limit=limit,
+            offset=offset,
+        )
+        return JSONResponse(
+            {
+                "memories": [version_json(r, windows=False) for r in rows],
+                "total": total,
+                "limit": limit,
+                "offset": offset,
+            }
+        )
+
+    @router.get("/memories/{memory_id}")
+    def get_memory(memory_id: str) -> JSONResponse:
+        return chain_response(memory_id)
+
+    @router.patch("/memories/{memory_id}")
+    async def patch_memory(memory_id: str, request: Request) -> JSONResponse:
+        body = await read_json(request, PatchMemory, max_bytes=limit)
+        latest = core.memories.latest(memory_id)
+        if latest is None:
+            raise NotFound(f"no memory {memory_id!r}")
+        item = NewMemory(
+            content=body.content,
+            is_static=latest.is_static if body.is_static is None else body.is_static,
+            metadata=dict(body.metadata) if body.metadata is not None else latest.metadata,
+            observed_at=parse_observed_at(body.observed_at),
+        )
+        await run_in_threadpool(
+            lambda: core.lifecycle.edit(
+                memory_id, item, LOCAL, expected_version=body.expected_version
+            )
+        )
+        return chain_response(memory_id)
+
+    @router.post("/memories/{memory_id}/forget")
+    async def forget_memory(memory_id: str, request: Request) -> JSONResponse:
+        body = await read_json(request, Forget, max_bytes=limit)
+        await run_in_threadpool(core.lifecycle.forget, memory_id, body.reason, LOCAL)
+        return chain_response(memory_id)
+
+    @router.post("/memories/{memory_id}/restore")
+    async def restore_memory(memory_id: str) -> JSONResponse:
+        await run_in_threadpool(core.lifecycle.restore, memory_id, LOCAL)
+        return chain_response(memory_id)
+
+    @router.delete("/memories/{memory_id}")
+    async def hard_delete_memory(memory_id: str) -> JSONResponse:
+        """Hard delete: the only eraser. The content is destroyed for good."""
+        seq = await run_in_threadpool(core.lifecycle.erase, memory_id, LOCAL)
+        return JSONResponse({"id": memory_id, "hardDeleted": True, "erased": True, "seq": seq})
+
+    @router.post("/search")
+    async def search(request: Request) -> JSONResponse:
+        body = await read_json(request, Search, max_bytes=limit)
+        if body.search_mode != "memories":
+            raise InvalidInput(f"searchMode {body.search_mode!r} needs documents: not served yet")
+        recall = RecallRequest(
+            q=body.q,
+            container_tag=body.container_tag,
+            limit=body.limit,
+            recency=body.recency,
+            diversify=body.diversify,
+            as_of=parse_as_of(body.as_of),
+            include_forgotten=body.include_forgotten,
+        )
+        result = await run_in_threadpool(
+            lambda: core.recall.search(recall, origin="rest", actor=LOCAL)
+        )
+        results = [
+            {
+                **version_json(hit.row, windows=True),
+                "similarity": round(hit.similarity, 6),
+                "score": round(hit.score, 6),
+            }
+            for hit in result.hits
+        ]
+        headers = {TRACE_HEADER: result.trace_id, TRACE_HEADER_ALIAS: result.trace_id}
+        return JSONResponse(
+            {"results": results, "traceId": result.trace_id, "searchMode": body.search_mode},
+            headers=headers,
+        )
+
+    return router
+
+
+def _outcome(outcome: WriteOutcome) -> dict[str, object]:
+    return {
+        "id": outcome.memory_id,
+        "versionId": outcome.version_id,
+        "version": outcome.version,
+        "status": outcome.status,
+        "similarity": outcome.similarity,
+        "seq": outcome.seq,
+    }

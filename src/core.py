@@ -1,0 +1,82 @@
+"""The core services of one data dir: projections, the embedder, the lifecycle and recall.
+
+Boot order matters: the memories projection catches up first so the pinned embedder is known;
+the embedder is checked against the pin (a mismatch refuses to boot) and pinned on first use;
+only then are the vector and full-text indexes opened with the pinned dimension and caught up.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from .embedding import check_pin, open_embedder
+from .eventlog import Actor, Draft, EventLog, KeyStore, Sealer
+from .lifecycle import Lifecycle
+from .projections.indexes import FullTextProjection, VectorProjection
+from .projections.memories import MemoryProjection
+from .projections.runner import ProjectionRunner
+from .recall import Recall
+from .settings import Settings
+
+SYSTEM = Actor(agent_id="mnemolog", protocol="system")
+
+
+class _LiveNearest:
+    """Nearest live chain heads of a container, from the vector index."""
+
+    def __init__(self, memories: MemoryProjection, vectors: VectorProjection) -> None:
+        self._memories = memories
+        self._vectors = vectors
+
+    def nearest(
+        self, container_tag: str, vector: npt.NDArray[np.float32], k: int
+    ) -> list[tuple[int, float]]:
+        live = self._memories.live_rows(container_tag)
+        if not live:
+            return []
+        return self._vectors.index.search(vector, k, allowed=live.__contains__)
+
+
+class Core:
+    def __init__(self, settings: Settings, log: EventLog, keys: KeyStore, sealer: Sealer) -> None:
+        root = settings.data_dir / "projections"
+        self.memories = MemoryProjection(root / "memories.sqlite3", sealer)
+        try:
+            ProjectionRunner(log, [self.memories]).catch_up()
+            self.embedder = open_embedder(
+                settings.embedder, settings.model_cache, threads=settings.embedder_threads
+            )
+            pin = check_pin(self.memories.pinned_embedder(), self.embedder.identity)
+            if pin is not None:
+                log.append([Draft(SYSTEM, pin)])
+            self.vectors = VectorProjection(
+                root / "vectors.hnsw", self.embedder.identity.dimension, sealer, self.memories
+            )
+            self.fulltext = FullTextProjection(root / "fulltext", sealer, self.memories)
+        except BaseException:
+            self.memories.close()
+            raise
+        self.runner = ProjectionRunner(log, [self.memories, self.vectors, self.fulltext])
+        self.runner.catch_up()
+        self.lifecycle = Lifecycle(
+            log=log,
+            keys=keys,
+            sealer=sealer,
+            memories=self.memories,
+            runner=self.runner,
+            embedder=self.embedder,
+            nearest=_LiveNearest(self.memories, self.vectors),
+            supersede_threshold=settings.supersede_threshold,
+        )
+        self.recall = Recall(
+            log=log,
+            sealer=sealer,
+            embedder=self.embedder,
+            memories=self.memories,
+            vectors=self.vectors,
+            fulltext=self.fulltext,
+        )
+
+    def close(self) -> None:
+        self.runner.close()
