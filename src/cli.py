@@ -47,6 +47,8 @@ def main() -> None:
 def serve(data_dir: Path | None, host: str | None, port: int | None) -> None:
     """Run the HTTP server on the data directory."""
     settings = _settings(data_dir=data_dir, host=host, port=port)
+    # Everything the server writes under the data dir (log, keys, indexes) is private.
+    os.umask(0o077)
     import uvicorn
 
     from .api import create_app

@@ -30,7 +30,7 @@ def test_health_answers_on_loopback(tmp_path: Path) -> None:
         "service": "mnemolog",
         "version": __version__,
         "auth": "none",
-        "log": {"head": 0, "writable": True, "error": None},
+        "log": {"head": 1, "writable": True, "error": None},  # the embedder pin
     }
 
 
