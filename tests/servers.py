@@ -3,6 +3,7 @@ app under uvicorn in a thread."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -40,13 +41,16 @@ def wait_healthy(base_url: str, proc: subprocess.Popen[bytes] | None = None) -> 
 
 
 @contextmanager
-def mnemolog_server(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def mnemolog_server(
+    data_dir: Path, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``mnemolog serve`` on a free loopback port; yields its base URL and process."""
     port = free_port()
     proc = subprocess.Popen(
         [MNEMOLOG, "serve", "--data-dir", str(data_dir), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "MNEMOLOG_EMBEDDER": "quality", **(env or {})},
     )
     try:
         base_url = f"http://127.0.0.1:{port}"
@@ -59,8 +63,6 @@ def mnemolog_server(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[byte
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
 
 
 @contextmanager

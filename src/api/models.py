@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from ..clock import iso, to_ns
 from ..errors import InvalidInput
 from ..projections.memories import ChainView, VersionRow
 
@@ -78,7 +79,9 @@ def parse_as_of(text: str | None) -> int | None:
             raise InvalidInput(
                 "asOf needs an explicit timezone (2026-07-03T12:00:00Z) or a plain date"
             )
-    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+    # Times are shown to the microsecond while the log keeps nanoseconds: an instant names the
+    # whole microsecond, so an asOf copied from a validFrom selects that version.
+    return to_ns(moment) + 999
 
 
 def _parse_iso(text: str, name: str) -> datetime:
@@ -86,14 +89,6 @@ def _parse_iso(text: str, name: str) -> datetime:
         return datetime.fromisoformat(text)
     except ValueError as exc:
         raise InvalidInput(f"{name} is not an ISO 8601 date-time: {text!r}") from exc
-
-
-def iso(ns: int | None) -> str | None:
-    if ns is None:
-        return None
-    seconds, rest = divmod(ns, 1_000_000_000)
-    moment = datetime.fromtimestamp(seconds, UTC).replace(microsecond=rest // 1000)
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def version_json(row: VersionRow, *, windows: bool) -> dict[str, object]:

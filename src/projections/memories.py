@@ -15,11 +15,11 @@ import json
 import threading
 import unicodedata
 from collections.abc import Iterator, Sequence
-from datetime import datetime
 from pathlib import Path
 
 import msgspec
 
+from ..clock import parse_instant
 from ..eventlog import Sealer, StoredRecord
 from ..eventlog.events import (
     ChainForgotten,
@@ -125,14 +125,6 @@ def content_hash(content: str) -> str:
     """The identity of a content for exact-duplicate detection: NFC, whitespace collapsed."""
     normal = " ".join(unicodedata.normalize("NFC", content).split())
     return hashlib.sha256(normal.encode()).hexdigest()
-
-
-def parse_instant(text: str) -> int:
-    """An ISO 8601 instant with an explicit timezone, as UTC nanoseconds."""
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        raise ValueError(f"{text!r} has no timezone")
-    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
 
 
 _VERSION_COLUMNS = """

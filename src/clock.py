@@ -1,0 +1,37 @@
+"""Instants as UTC nanoseconds (the log's unit) and back to ISO 8601 text."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+def to_ns(moment: datetime) -> int:
+    """An aware datetime as UTC nanoseconds, clamped to 64 bits (years 1677 to 2262).
+
+    No log time lies outside that range, so clamping keeps every comparison with one exact,
+    while an instant such as 0001-01-01 stays acceptable input.
+    """
+    ns = (moment - _EPOCH) // _MICROSECOND * 1000
+    return min(max(ns, _I64_MIN), _I64_MAX - 999)
+
+
+def parse_instant(text: str) -> int:
+    """An ISO 8601 instant with an explicit timezone, as UTC nanoseconds."""
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        raise ValueError(f"{text!r} has no timezone")
+    return to_ns(moment)
+
+
+def iso(ns: int | None) -> str | None:
+    """UTC nanoseconds as ISO 8601 with microseconds and ``Z``."""
+    if ns is None:
+        return None
+    moment = _EPOCH + timedelta(microseconds=ns // 1000)
+    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")

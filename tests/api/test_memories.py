@@ -1,0 +1,206 @@
+"""The memory API end to end: a real server on loopback, the real quality embedder."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mnemolog.eventlog import LmdbEventLog
+from mnemolog.eventlog.datadir import log_dir
+from mnemolog.eventlog.events import RecallPerformed
+
+from ..servers import MNEMOLOG, mnemolog_server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client, Path]]:
+    data_dir = tmp_path_factory.mktemp("memories") / "data"
+    with mnemolog_server(data_dir) as (base_url, _), httpx.Client(base_url=base_url) as client:
+        yield client, data_dir
+
+
+def write(client: httpx.Client, tag: str, *contents: str) -> list[dict[str, object]]:
+    response = client.post(
+        "/memories", json={"containerTag": tag, "memories": [{"content": c} for c in contents]}
+    )
+    assert response.status_code == 200, response.text
+    memories: list[dict[str, object]] = response.json()["memories"]
+    return memories
+
+
+def search(client: httpx.Client, tag: str, q: str, **extra: object) -> httpx.Response:
+    return client.post("/search", json={"q": q, "containerTag": tag, **extra})
+
+
+def test_write_dedup_supersede_make_one_gapless_chain(server: tuple[httpx.Client, Path]) -> None:
+    client, _ = server
+    (first,) = write(client, "u-chain", "John prefers dark mode")
+    assert (first["status"], first["version"]) == ("created", 1)
+    (again,) = write(client, "u-chain", "John prefers  dark mode")
+    assert (again["status"], again["id"]) == ("deduplicated", first["id"])
+    (corrected,) = write(client, "u-chain", "John prefers light mode")
+    assert (corrected["status"], corrected["id"], corrected["version"]) == (
+        "superseded",
+        first["id"],
+        2,
+    )
+    assert isinstance(corrected["similarity"], float) and corrected["similarity"] >= 0.85
+    (other,) = write(client, "u-chain", "The train to Paris leaves at noon")
+    assert other["status"] == "created" and other["id"] != first["id"]
+
+    chain = client.get(f"/memories/{first['id']}").json()
+    v1, v2 = chain["versions"]
+    assert (v1["version"], v2["version"]) == (1, 2)
+    assert v1["validTo"] == v2["validFrom"] and v2["validTo"] is None
+    assert v2["provenance"]["agentId"] == "local" and v2["provenance"]["protocol"] == "rest"
+
+    listed = client.get("/memories", params={"containerTag": "u-chain"}).json()
+    assert listed["total"] == 2
+    assert {m["content"] for m in listed["memories"]} == {
+        "John prefers light mode",
+        "The train to Paris leaves at noon",
+    }
+
+
+def test_recall_serves_the_newest_version_and_as_of_the_old(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, _ = server
+    (first,) = write(client, "u-asof", "Ada lives in Berlin")
+    time.sleep(0.01)
+    between = client.get(f"/memories/{first['id']}").json()["versions"][0]["validFrom"]
+    time.sleep(0.01)
+    (moved,) = write(client, "u-asof", "Ada lives in Munich")
+    assert moved["status"] == "superseded"
+
+    now = search(client, "u-asof", "where does Ada live")
+    assert now.status_code == 200
+    assert [r["content"] for r in now.json()["results"]] == ["Ada lives in Munich"]
+    assert now.headers["x-mnemolog-trace-id"] == now.json()["traceId"]
+    assert now.headers["x-bella-trace-id"] == now.json()["traceId"]
+
+    then = search(client, "u-asof", "where does Ada live", asOf=between)
+    assert [r["content"] for r in then.json()["results"]] == ["Ada lives in Berlin"]
+    before = search(client, "u-asof", "where does Ada live", asOf="2001-01-01")
+    assert before.json()["results"] == []
+    for bad in ("2026-07-03T12:00:00", "yesterday", "2026-13-01"):
+        refused = search(client, "u-asof", "where does Ada live", asOf=bad)
+        assert refused.status_code == 400, bad
+        assert refused.json()["error"]["code"] == "invalid_input"
+
+
+def test_patch_makes_a_version_and_refuses_a_stale_expected_version(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, _ = server
+    (memory,) = write(client, "u-patch", "Bob's favourite colour is green")
+    patched = client.patch(
+        f"/memories/{memory['id']}",
+        json={"content": "Bob's favourite colour is blue", "expectedVersion": 1},
+    )
+    assert patched.status_code == 200, patched.text
+    assert [v["content"] for v in patched.json()["versions"]] == [
+        "Bob's favourite colour is green",
+        "Bob's favourite colour is blue",
+    ]
+    stale = client.patch(
+        f"/memories/{memory['id']}", json={"content": "Bob likes red", "expectedVersion": 1}
+    )
+    assert stale.status_code == 409
+    assert stale.json()["error"]["code"] == "version_conflict"
+    assert len(client.get(f"/memories/{memory['id']}").json()["versions"]) == 2
+    missing = client.patch("/memories/mem_nope", json={"content": "x"})
+    assert missing.status_code == 404
+
+
+def test_forget_hides_and_restore_brings_back(server: tuple[httpx.Client, Path]) -> None:
+    client, _ = server
+    (memory,) = write(client, "u-forget", "Carol is allergic to peanuts")
+    no_reason = client.post(f"/memories/{memory['id']}/forget", json={})
+    assert no_reason.status_code == 400
+    forgotten = client.post(f"/memories/{memory['id']}/forget", json={"reason": "user asked"})
+    assert forgotten.status_code == 200
+    assert forgotten.json()["forgotten"] and forgotten.json()["forgottenReason"] == "user asked"
+    assert search(client, "u-forget", "what is Carol allergic to").json()["results"] == []
+    assert client.get("/memories", params={"containerTag": "u-forget"}).json()["total"] == 0
+    shown = search(client, "u-forget", "what is Carol allergic to", includeForgotten=True)
+    assert [r["content"] for r in shown.json()["results"]] == ["Carol is allergic to peanuts"]
+    assert client.post(f"/memories/{memory['id']}/restore").json()["forgotten"] is False
+    results = search(client, "u-forget", "what is Carol allergic to").json()["results"]
+    assert [r["content"] for r in results] == ["Carol is allergic to peanuts"]
+
+
+def test_hard_delete_leaves_no_byte_of_the_content(server: tuple[httpx.Client, Path]) -> None:
+    client, data_dir = server
+    canary = "Dave's locker code is canary-5150-xyzzy"
+    (memory,) = write(client, "u-erase", canary)
+    write(client, "u-erase", "Dave plays the cello")
+    assert [r["content"] for r in search(client, "u-erase", "locker code").json()["results"]][
+        :1
+    ] == [canary]
+    deleted = client.delete(f"/memories/{memory['id']}")
+    assert deleted.status_code == 200 and deleted.json()["hardDeleted"] is True
+    chain = client.get(f"/memories/{memory['id']}").json()
+    assert chain["erased"] and [v["content"] for v in chain["versions"]] == [None]
+    results = search(client, "u-erase", "locker code canary").json()["results"]
+    assert canary not in [r["content"] for r in results]
+    assert client.delete(f"/memories/{memory['id']}").status_code == 410
+    for path in data_dir.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert b"canary-5150" not in data and b"xyzzy" not in data, path
+    verified = subprocess.run(
+        [MNEMOLOG, "verify-log", "--data-dir", str(data_dir)], capture_output=True, text=True
+    )
+    assert verified.returncode == 0, verified.stderr
+
+
+def test_every_recall_is_traced_with_all_its_candidates(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    with mnemolog_server(data_dir) as (base_url, _), httpx.Client(base_url=base_url) as client:
+        write(client, "u-trace", "Erin drinks oat milk", "Erin owns a red bicycle")
+        response = search(client, "u-trace", "what milk does Erin drink", limit=1)
+        trace_id = response.json()["traceId"]
+        served = [r["versionId"] for r in response.json()["results"]]
+    with LmdbEventLog(log_dir(data_dir)) as log:
+        recalls = [
+            r.record.event for r in log.read() if isinstance(r.record.event, RecallPerformed)
+        ]
+    (recall,) = recalls
+    assert recall.recall_id == trace_id
+    assert recall.served == served and len(served) == 1
+    assert len(recall.candidates) == 2  # the one not served is kept too
+    assert sorted(c.served for c in recall.candidates) == [False, True]
+    assert all(c.similarity is not None for c in recall.candidates)
+    assert set(recall.latency_ms) == {"embed", "vector", "bm25", "fuse"}
+    assert recall.embedder.startswith("all-MiniLM-L6-v2")
+
+
+def test_extreme_but_valid_instants_are_accepted(server: tuple[httpx.Client, Path]) -> None:
+    client, _ = server
+    response = client.post(
+        "/memories",
+        json={
+            "containerTag": "u-clock",
+            "memories": [
+                {"content": "The abbey was founded", "observedAt": "0001-01-01T00:00:00Z"},
+                {"content": "The time capsule opens", "observedAt": "9999-12-31T23:59:59+14:00"},
+            ],
+        },
+    )
+    assert response.status_code == 200, response.text
+    for as_of in ("0001-01-01", "9999-12-31T23:59:59Z"):
+        assert search(client, "u-clock", "abbey", asOf=as_of).status_code == 200
+    naive = client.post(
+        "/memories",
+        json={
+            "containerTag": "u-clock",
+            "memories": [{"content": "x", "observedAt": "2026-01-01T10:00:00"}],
+        },
+    )
+    assert naive.status_code == 400

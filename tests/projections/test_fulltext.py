@@ -1,0 +1,367 @@
+"""The tantivy full-text index: BM25, the uncommitted tail, recovery, erasure, hostile queries."""
+
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mnemolog.errors import DataDirLocked
+from mnemolog.projections.fulltext import FullTextIndex, TextDoc
+
+WORDS = ["river", "stone", "garden", "lamp", "window", "orange", "violin", "paper", "tower"]
+
+
+def corpus(count: int, container: str = "c1", start: int = 1000) -> list[TextDoc]:
+    """Deterministic filler documents that never use the words the tests query for."""
+    return [
+        TextDoc(start + i, container, " ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(8)))
+        for i in range(count)
+    ]
+
+
+def labels(hits: list[tuple[int, float]]) -> list[int]:
+    return [label for label, _ in hits]
+
+
+def files_containing(root: Path, needle: bytes) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[FullTextIndex]:
+    opened = FullTextIndex(tmp_path / "ft", background=False)
+    yield opened
+    opened.close()
+
+
+def test_more_matching_terms_rank_first(index: FullTextIndex) -> None:
+    index.add(corpus(50), seq=1)
+    index.commit()
+    docs = [
+        TextDoc(1, "c1", "the kettle whistles while the falcon sleeps"),
+        TextDoc(2, "c1", "a kettle on the stove"),
+        TextDoc(3, "c1", "a falcon over the hills"),
+    ]
+    index.add(docs, seq=2)
+    before = index.search("kettle falcon", 10)
+    assert labels(before)[0] == 1
+    assert set(labels(before)) == {1, 2, 3}
+    index.commit()
+    after = index.search("kettle falcon", 10)
+    assert labels(after)[0] == 1
+    assert set(labels(after)) == {1, 2, 3}
+
+
+def test_tail_and_committed_documents_are_scored_alike(index: FullTextIndex) -> None:
+    texts = ["teapot kettle kettle " + "lamp " * 45, "kettle teapot river tower", "kettle"]
+    index.add(corpus(300), seq=1)
+    index.add([TextDoc(10 + n, "c1", text) for n, text in enumerate(texts)], seq=2)
+    index.commit()
+    # The same texts under other labels, still in the tail: one scoring function for both.
+    index.add([TextDoc(20 + n, "c1", text) for n, text in enumerate(texts)], seq=3)
+    assert index.pending > 0
+    scores = dict(index.search("kettle teapot", 20))
+    assert set(scores) == {10, 11, 12, 20, 21, 22}
+    for n in range(len(texts)):
+        assert scores[20 + n] == pytest.approx(scores[10 + n], rel=1e-5)
+
+
+def test_container_filter(index: FullTextIndex) -> None:
+    index.add([TextDoc(1, "alice", "meeting notes"), TextDoc(2, "bob", "meeting notes")], seq=1)
+    index.commit()
+    index.add([TextDoc(3, "alice", "notes"), TextDoc(4, "bob", "notes")], seq=2)
+    everyone = dict(index.search("notes", 10))
+    alice = index.search("notes", 10, container="alice")
+    assert set(labels(alice)) == {1, 3}
+    assert all(score == pytest.approx(everyone[label]) for label, score in alice)
+    assert set(labels(index.search("notes", 10, container="bob"))) == {2, 4}
+    assert index.search("notes", 10, container="carol") == []
+
+
+def test_writes_are_read_before_any_disk_commit(index: FullTextIndex) -> None:
+    index.add([TextDoc(1, "c1", "unpublished thought about tides")], seq=1)
+    assert index.pending > 0
+    assert labels(index.search("tides", 5)) == [1]
+    assert not list((index.directory / "index").glob("*.store"))  # nothing committed yet
+    assert index.last_seq == 0
+
+
+def test_results_survive_commit_and_reopen(tmp_path: Path) -> None:
+    with FullTextIndex(tmp_path, background=False) as first:
+        first.add([TextDoc(1, "c1", "persistent lighthouse"), TextDoc(2, "c1", "other")], seq=5)
+        first.commit()
+        assert first.last_seq == 5
+    with FullTextIndex(tmp_path, background=False) as second:
+        assert second.last_seq == 5
+        assert labels(second.search("lighthouse", 5)) == [1]
+        second.add([TextDoc(3, "c1", "lighthouse keeper")], seq=6)
+    with FullTextIndex(tmp_path, background=False) as third:  # close() committed the tail
+        assert third.last_seq == 6
+        assert set(labels(third.search("lighthouse", 5))) == {1, 3}
+
+
+def test_dropping_without_close_loses_only_the_tail(tmp_path: Path) -> None:
+    index = FullTextIndex(tmp_path, background=False)
+    index.add([TextDoc(1, "c1", "committed harbour")], seq=3)
+    index.commit()
+    index.add([TextDoc(2, "c1", "uncommitted harbour")], seq=4)
+    index.delete([1], seq=5)
+    assert labels(index.search("harbour", 5)) == [2]
+    del index
+    gc.collect()
+    with FullTextIndex(tmp_path, background=False) as reopened:
+        assert reopened.last_seq == 3  # the owner replays the log from seq 4
+        assert labels(reopened.search("harbour", 5)) == [1]
+
+
+def test_a_killed_process_loses_only_the_tail(tmp_path: Path) -> None:
+    child = textwrap.dedent(
+        f"""
+        from mnemolog.projections.fulltext import FullTextIndex, TextDoc
+        index = FullTextIndex({str(tmp_path)!r}, commit_interval=3600.0)
+        index.add([TextDoc(1, "c1", "durable anchor")], seq=10)
+        index.commit()
+        index.add([TextDoc(2, "c1", "volatile anchor")], seq=11)
+        assert len(index.search("anchor", 5)) == 2
+        print("ready", flush=True)
+        import time
+        time.sleep(60)
+        """
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", child], stdout=subprocess.PIPE, text=True
+    ) as process:
+        try:
+            assert process.stdout is not None
+            assert process.stdout.readline().strip() == "ready"
+        finally:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode == -signal.SIGKILL
+    with FullTextIndex(tmp_path, background=False) as reopened:
+        assert reopened.last_seq == 10
+        assert labels(reopened.search("anchor", 5)) == [1]
+
+
+HOSTILE = [
+    'AND OR ( " : *',
+    '"',
+    "(",
+    "text:",
+    "label:1 OR container:x",
+    "[1 TO 2]",
+    "a~2^3",
+    "-",
+    "+",
+    "\\",
+    "\x00",
+    "\ud800 lone surrogate",
+    "",
+    "   \t\n",
+    "x" * 100_000,
+    " ".join(f"w{i}" for i in range(5000)),
+]
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FullTextIndex]:
+    opened = FullTextIndex(tmp_path_factory.mktemp("hostile"), background=False)
+    opened.add(corpus(100), seq=1)
+    opened.commit()
+    opened.add([TextDoc(1, "c1", 'and or " : * ( text label quoted')], seq=2)
+    yield opened
+    opened.close()
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_queries_never_raise(shared: FullTextIndex, query: str) -> None:
+    hits = shared.search(query, 10, container=query)
+    assert isinstance(hits, list)
+    assert isinstance(shared.search(query, 10), list)
+    assert isinstance(shared.search(query, 10**12), list)
+
+
+@settings(max_examples=300, deadline=None)
+@given(query=st.text(), k=st.integers(min_value=-3, max_value=50))
+def test_any_text_is_a_query(shared: FullTextIndex, query: str, k: int) -> None:
+    hits = shared.search(query, k)
+    assert len(hits) <= max(k, 0)
+    assert all(isinstance(label, int) and isinstance(score, float) for label, score in hits)
+
+
+def test_empty_query_returns_nothing(shared: FullTextIndex) -> None:
+    assert shared.search("", 10) == []
+    assert shared.search(" ,.;! ", 10) == []
+
+
+def test_delete_hides_a_document_at_once(index: FullTextIndex) -> None:
+    index.add([TextDoc(1, "c1", "orchard apples"), TextDoc(2, "c1", "orchard pears")], seq=1)
+    index.commit()
+    index.add([TextDoc(3, "c1", "orchard plums")], seq=2)
+    index.delete([1, 3], seq=3)
+    assert labels(index.search("orchard", 10)) == [2]
+    index.commit()
+    assert labels(index.search("orchard", 10)) == [2]
+    assert index.last_seq == 3
+
+
+def test_advance_records_a_seq_without_documents(tmp_path: Path) -> None:
+    with FullTextIndex(tmp_path, background=False) as index:
+        index.add([TextDoc(1, "c1", "first")], seq=3)
+        index.advance(9)  # events 4..9 did not touch full text
+        index.commit()
+        assert index.last_seq == 9
+    with FullTextIndex(tmp_path, background=False) as reopened:
+        assert reopened.last_seq == 9
+
+
+def test_replayed_adds_do_not_duplicate(index: FullTextIndex) -> None:
+    doc = TextDoc(1, "c1", "idempotent compass")
+    index.add([doc], seq=1)
+    index.commit()
+    index.add([doc], seq=1)  # a replay after a crash between commit and sidecar
+    assert labels(index.search("compass", 10)) == [1]
+    index.commit()
+    assert labels(index.search("compass", 10)) == [1]
+    index.add([TextDoc(1, "c1", "idempotent sextant")], seq=2)  # a newer text, same label
+    assert labels(index.search("idempotent", 10)) == [1]
+    assert index.search("compass", 10) == []
+    index.commit()
+    assert labels(index.search("idempotent", 10)) == [1]
+    assert index.search("compass", 10) == []
+
+
+def test_purge_leaves_no_trace_in_any_file(tmp_path: Path) -> None:
+    root = tmp_path / "ft"
+    canary = b"zanzibarquokka"
+    with FullTextIndex(root, background=False) as index:
+        index.add(corpus(200), seq=1)
+        index.add([TextDoc(1, "c1", f"secret {canary.decode()} note")], seq=2)
+        index.add([TextDoc(2, "c1", "survivor note")], seq=3)
+        index.commit()
+        index.delete([1], seq=4)
+        index.commit()
+        assert files_containing(root, canary)  # a delete is not erasure: the text is still there
+
+        index.purge([1], seq=5)
+        assert files_containing(root, canary) == []
+        assert index.last_seq == 5
+        assert labels(index.search("survivor", 5)) == [2]
+        assert index.search(canary.decode(), 5) == []
+        index.add([TextDoc(3, "c1", "written after the purge")], seq=6)
+    assert sorted(p.name for p in root.iterdir()) == ["fulltext.json", "index", "writer.lock"]
+    with FullTextIndex(root, background=False) as reopened:
+        assert reopened.last_seq == 6
+        assert labels(reopened.search("survivor", 5)) == [2]
+        assert labels(reopened.search("purge", 5)) == [3]
+        rivers = sum("river" in doc.text.split() for doc in corpus(200))
+        assert len(reopened.search("river", 500)) == rivers
+
+
+def test_purge_of_an_uncommitted_document(index: FullTextIndex) -> None:
+    index.add([TextDoc(1, "c1", "fleeting mongoosecanary")], seq=1)
+    index.purge([1], seq=2)
+    assert files_containing(index.directory, b"mongoosecanary") == []
+    assert index.search("mongoosecanary", 5) == []
+
+
+def test_a_purge_cut_short_between_its_renames_is_completed(tmp_path: Path) -> None:
+    root = tmp_path / "ft"
+    with FullTextIndex(root, background=False) as index:
+        index.add([TextDoc(1, "c1", "kept record")], seq=1)
+    os.rename(root / "index", root / "index.old")
+    shutil.copytree(root / "index.old", root / "index.new")
+    with FullTextIndex(root, background=False) as reopened:
+        assert labels(reopened.search("record", 5)) == [1]
+    assert sorted(p.name for p in root.iterdir()) == ["fulltext.json", "index", "writer.lock"]
+
+
+def test_a_damaged_index_is_wiped_and_replayed_from_zero(tmp_path: Path) -> None:
+    with FullTextIndex(tmp_path, background=False) as index:
+        index.add([TextDoc(1, "c1", "soon damaged")], seq=5)
+    (tmp_path / "index" / "meta.json").write_text("{not json")
+    reopened = FullTextIndex(tmp_path, background=False)
+    assert reopened.last_seq == 0  # the owner replays the whole log
+    assert reopened.search("damaged", 5) == []
+    del reopened  # a crash before the replay committed anything
+    gc.collect()
+    with FullTextIndex(tmp_path, background=False) as reopened:
+        assert reopened.last_seq == 0
+        reopened.add([TextDoc(1, "c1", "soon damaged")], seq=5)
+        assert labels(reopened.search("damaged", 5)) == [1]
+
+
+def test_a_second_writer_is_refused(tmp_path: Path) -> None:
+    with (
+        FullTextIndex(tmp_path, background=False),
+        pytest.raises(DataDirLocked, match="already open"),
+    ):
+        FullTextIndex(tmp_path, background=False)
+    with FullTextIndex(tmp_path, background=False) as again:  # released on close
+        assert again.search("anything", 3) == []
+
+
+def test_the_background_committer_flushes_the_tail(tmp_path: Path) -> None:
+    with FullTextIndex(tmp_path, commit_interval=0.05) as index:
+        index.add([TextDoc(1, "c1", "background swallow")], seq=8)
+        deadline = time.monotonic() + 10
+        while index.pending and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert index.pending == 0
+        assert index.last_seq == 8
+        assert labels(index.search("swallow", 3)) == [1]
+
+
+def test_a_full_batch_commits_without_waiting_for_the_interval(tmp_path: Path) -> None:
+    with FullTextIndex(tmp_path, commit_interval=3600.0, commit_docs=5) as index:
+        index.add([TextDoc(n, "c1", "batch wren") for n in range(4)], seq=1)
+        time.sleep(0.2)
+        assert index.pending == 4
+        index.add([TextDoc(4, "c1", "batch wren")], seq=2)
+        deadline = time.monotonic() + 10
+        while index.pending and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert index.pending == 0
+        assert index.last_seq == 2
+        assert len(index.search("wren", 10)) == 5
+
+
+def test_every_write_stays_visible_across_background_commits(tmp_path: Path) -> None:
+    """Writers read their own writes while the committer moves documents from tail to disk."""
+    failures: list[str] = []
+
+    with FullTextIndex(tmp_path, commit_interval=0.005, commit_docs=7) as index:
+
+        def writer(offset: int) -> None:
+            for n in range(offset, offset + 150):
+                index.add([TextDoc(n, "c1", f"shared token{n}")], seq=n)
+                if labels(index.search(f"token{n}", 3)) != [n]:
+                    failures.append(f"add {n}")
+                if n % 3 == 0:
+                    index.delete([n], seq=n)
+                    if index.search(f"token{n}", 3):
+                        failures.append(f"delete {n}")
+                time.sleep(0.001)  # let commits land between the writes
+
+        threads = [threading.Thread(target=writer, args=(o,)) for o in (1000, 2000)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
+        assert len(index.search("shared", 1000)) == 200
+    with FullTextIndex(tmp_path, background=False) as reopened:
+        assert len(reopened.search("shared", 1000)) == 200

@@ -1,0 +1,214 @@
+"""The hnswlib vector index: correctness against brute force, persistence, erasure, threads."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from mnemolog.projections.vectors import VectorIndex, sidecar_path
+
+DIM = 64
+
+
+def unit_rows(rows: int, dim: int = DIM, seed: int = 0) -> NDArray[np.float32]:
+    data = np.random.default_rng(seed).standard_normal((rows, dim)).astype(np.float32)
+    return data / np.sqrt(np.einsum("ij,ij->i", data, data))[:, None]
+
+
+def canary(seed: int) -> NDArray[np.float32]:
+    """A unit vector of entries ±1/8: hnswlib's normalisation leaves it bit for bit as it is,
+    so its float32 bytes are exactly what the index file would hold."""
+    signs = np.random.default_rng(seed).choice([-1.0, 1.0], size=DIM)
+    return (signs / 8.0).astype(np.float32)
+
+
+def built(path: Path, rows: int = 300, seed: int = 0) -> VectorIndex:
+    index = VectorIndex(path, DIM)
+    index.add(list(range(rows)), unit_rows(rows, seed=seed))
+    return index
+
+
+def test_nearest_neighbours_match_brute_force(tmp_path: Path) -> None:
+    data = unit_rows(2000)
+    index = VectorIndex(tmp_path / "v.bin", DIM)
+    index.add(list(range(2000)), data)
+    queries = unit_rows(50, seed=1)
+    found = 0
+    for query in queries:
+        exact = set(np.argsort(-np.einsum("ij,j->i", data, query))[:10].tolist())
+        hits = index.search(query, 10)
+        assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+        found += len(exact & {label for label, _ in hits})
+    assert found / (10 * len(queries)) >= 0.95
+    label, similarity = index.search(data[123], 1)[0]
+    assert label == 123
+    assert similarity == pytest.approx(1.0, abs=1e-5)
+
+
+def test_k_beyond_the_element_count_is_clamped(tmp_path: Path) -> None:
+    index = VectorIndex(tmp_path / "v.bin", DIM)
+    assert index.search(unit_rows(1)[0], 10) == []
+    index.add([7, 8, 9, 10, 11], unit_rows(5))
+    assert sorted(label for label, _ in index.search(unit_rows(1, seed=5)[0], 50)) == [
+        7,
+        8,
+        9,
+        10,
+        11,
+    ]
+    index.remove([7, 8])
+    assert len(index.search(unit_rows(1, seed=5)[0], 50)) == 3
+    assert index.search(unit_rows(1)[0], 0) == []
+    assert len(index.search(unit_rows(1)[0], 10**9)) == 3
+
+
+def test_filter_restricts_results(tmp_path: Path) -> None:
+    data = unit_rows(500)
+    index = VectorIndex(tmp_path / "v.bin", DIM)
+    index.add(list(range(500)), data)
+    hits = index.search(data[10], 20, allowed=lambda label: label % 10 == 0)
+    assert len(hits) == 20
+    assert all(label % 10 == 0 for label, _ in hits)
+    assert hits[0][0] == 10
+    # Fewer admitted labels than k: every one of them, best first, no error.
+    few = index.search(data[3], 10, allowed=lambda label: label in {3, 250, 499})
+    assert few[0][0] == 3
+    assert few[0][1] >= few[1][1] >= few[2][1]
+    assert sorted(label for label, _ in few) == [3, 250, 499]
+    assert index.search(data[3], 10, allowed=lambda label: False) == []
+
+
+def test_remove_hides_and_add_restores(tmp_path: Path) -> None:
+    data = unit_rows(100)
+    index = VectorIndex(tmp_path / "v.bin", DIM)
+    index.add(list(range(100)), data)
+    index.remove([5, 5, 999])  # repeated and unknown labels are ignored
+    assert len(index) == 99
+    assert 5 not in {label for label, _ in index.search(data[5], 10)}
+    index.add([5], data[5:6])
+    assert len(index) == 100
+    assert index.search(data[5], 1)[0][0] == 5
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "v.bin"
+    index = built(path)
+    index.remove([4])
+    index.save(last_seq=42)
+    loaded = VectorIndex.load(path, dim=DIM)
+    assert loaded is not None
+    assert loaded.last_seq == 42
+    assert len(loaded) == len(index) == 299
+    query = unit_rows(1, seed=9)[0]
+    assert loaded.search(query, 10) == index.search(query, 10)
+    assert 4 not in {label for label, _ in loaded.search(unit_rows(300)[4], 5)}
+    loaded.add([1000], unit_rows(1, seed=3))
+    assert loaded.search(unit_rows(1, seed=3)[0], 1)[0][0] == 1000
+    assert VectorIndex.load(path, dim=DIM + 1) is None  # another embedder: rebuild
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "sidecar", "no_sidecar", "no_file"])
+def test_damaged_or_missing_files_load_as_none(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "v.bin"
+    built(path).save(last_seq=1)
+    meta = sidecar_path(path)
+    if damage == "flip":
+        raw = bytearray(path.read_bytes())
+        raw[len(raw) // 2] ^= 0x40
+        path.write_bytes(bytes(raw))
+    elif damage == "truncate":
+        path.write_bytes(path.read_bytes()[:-100])
+    elif damage == "sidecar":
+        meta.write_bytes(b'{"format": 1, "dim": ')
+    elif damage == "no_sidecar":
+        meta.unlink()
+    else:
+        path.unlink()
+    assert VectorIndex.load(path) is None
+
+
+def test_builds_from_the_same_input_are_byte_identical(tmp_path: Path) -> None:
+    data = unit_rows(1500)
+    items = [(label, data[label]) for label in range(1500)]
+    first, second = VectorIndex(tmp_path / "a.bin", DIM), VectorIndex(tmp_path / "b.bin", DIM)
+    first.rebuild(iter(items))
+    second.rebuild(iter(items))
+    first.save(last_seq=3)
+    second.save(last_seq=3)
+    assert (tmp_path / "a.bin").read_bytes() == (tmp_path / "b.bin").read_bytes()
+    third = VectorIndex(tmp_path / "c.bin", DIM)
+    third.add(list(range(1500)), data)
+    fourth = VectorIndex(tmp_path / "d.bin", DIM)
+    fourth.add(list(range(1500)), data)
+    third.save(last_seq=3)
+    fourth.save(last_seq=3)
+    assert (tmp_path / "c.bin").read_bytes() == (tmp_path / "d.bin").read_bytes()
+
+
+def test_rebuild_after_remove_leaves_no_bytes_of_the_removed_vector(tmp_path: Path) -> None:
+    path = tmp_path / "v.bin"
+    secret = canary(77)
+    data = unit_rows(200)
+    index = VectorIndex(path, DIM)
+    index.add([*range(200), 500], np.vstack([data, secret]))
+    index.save(last_seq=10)
+    assert secret.tobytes() in path.read_bytes()  # the probe sees the vector when it is there
+
+    index.remove([500])
+    index.save(last_seq=11)
+    assert secret.tobytes() in path.read_bytes()  # mark_deleted is not erasure
+
+    index.rebuild((label, data[label]) for label in range(200))
+    index.save(last_seq=12)
+    assert secret.tobytes() not in path.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v.bin", "v.bin.meta.json"]
+    loaded = VectorIndex.load(path)
+    assert loaded is not None
+    assert len(loaded) == 200
+    assert 500 not in {label for label, _ in loaded.search(secret, 200)}
+
+
+def test_searches_run_while_another_thread_adds(tmp_path: Path) -> None:
+    data = unit_rows(3100)
+    index = VectorIndex(tmp_path / "v.bin", DIM)
+    index.add(list(range(100)), data[:100])
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            for start in range(100, 3100, 150):  # crosses several capacity doublings
+                index.add(list(range(start, start + 150)), data[start : start + 150])
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    searches = 0
+    while thread.is_alive() or searches < 50:
+        hits = index.search(data[searches % 100], 5, allowed=lambda label: label % 2 == 0)
+        assert hits and all(label % 2 == 0 for label, _ in hits)
+        searches += 1
+    thread.join()
+    assert not errors
+    assert len(index) == 3100
+    assert index.search(data[3099], 1)[0][0] == 3099
+
+
+def test_bad_vectors_are_refused(tmp_path: Path) -> None:
+    index = VectorIndex(tmp_path / "v.bin", DIM)
+    with pytest.raises(ValueError, match="shape"):
+        index.add([1], np.ones((1, DIM + 1), dtype=np.float32))
+    with pytest.raises(ValueError, match="NaN"):
+        index.add([1], np.full((1, DIM), np.nan, dtype=np.float32))
+    with pytest.raises(ValueError, match="zero"):
+        index.add([1], np.zeros((1, DIM), dtype=np.float32))
+    with pytest.raises(ValueError, match="labels"):
+        index.add([-1], unit_rows(1))
+    with pytest.raises(ValueError, match="dimensions"):
+        index.search(np.ones(DIM - 1, dtype=np.float32), 3)
+    assert len(index) == 0
+    assert index.search(np.zeros(DIM, dtype=np.float32), 3) == []
