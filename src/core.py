@@ -16,6 +16,7 @@ from .lifecycle import Lifecycle
 from .projections.indexes import FullTextProjection, VectorProjection
 from .projections.memories import MemoryProjection
 from .projections.runner import ProjectionRunner
+from .projections.traces import TraceProjection
 from .recall import Recall
 from .settings import Settings
 
@@ -54,10 +55,13 @@ class Core:
                 root / "vectors.hnsw", self.embedder.identity.dimension, sealer, self.memories
             )
             self.fulltext = FullTextProjection(root / "fulltext", sealer, self.memories)
+            self.traces = TraceProjection(root / "traces.sqlite3", sealer)
         except BaseException:
             self.memories.close()
             raise
-        self.runner = ProjectionRunner(log, [self.memories, self.vectors, self.fulltext])
+        self.runner = ProjectionRunner(
+            log, [self.memories, self.vectors, self.fulltext, self.traces]
+        )
         self.runner.catch_up()
         self.lifecycle = Lifecycle(
             log=log,
@@ -76,6 +80,7 @@ class Core:
             memories=self.memories,
             vectors=self.vectors,
             fulltext=self.fulltext,
+            runner=self.runner,
         )
 
     def close(self) -> None:

@@ -22,6 +22,7 @@ from .eventlog import Actor, Draft, EventLog, Sealer
 from .eventlog.events import Candidate, RecallPerformed
 from .projections.indexes import FullTextProjection, VectorProjection
 from .projections.memories import MemoryProjection, VersionRow
+from .projections.runner import ProjectionRunner
 from .subjects import container_subject
 
 Origin = Literal["rest", "proxy", "mcp", "capture", "import"]
@@ -66,6 +67,7 @@ class Recall:
         memories: MemoryProjection,
         vectors: VectorProjection,
         fulltext: FullTextProjection,
+        runner: ProjectionRunner,
     ) -> None:
         self._log = log
         self._sealer = sealer
@@ -73,6 +75,7 @@ class Recall:
         self._memories = memories
         self._vectors = vectors
         self._fulltext = fulltext
+        self._runner = runner
 
     def search(self, request: RecallRequest, *, origin: Origin, actor: Actor) -> RecallResult:
         latency: dict[str, float] = {}
@@ -121,6 +124,7 @@ class Recall:
             },
         )
         seq = self._log.append([Draft(actor, event)]).seqs[0]
+        self._runner.sync_to(seq)  # so /inspect shows this trace as soon as it is answered
         return RecallResult(trace_id=recall_id, hits=served, seq=seq)
 
     def _allowed(self, request: RecallRequest) -> frozenset[int]:

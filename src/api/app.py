@@ -8,6 +8,7 @@ from fastapi.responses import JSONResponse
 from .. import __version__
 from ..runtime import Runtime
 from .errors import install_error_handlers
+from .inspect import inspect_routes
 from .routes import memory_routes
 
 
@@ -15,6 +16,7 @@ def create_app(runtime: Runtime) -> FastAPI:
     app = FastAPI(title="mnemolog", version=__version__, openapi_url="/openapi.json")
     install_error_handlers(app)
     app.include_router(memory_routes(runtime))
+    app.include_router(inspect_routes(runtime))
 
     @app.get("/health")
     def health() -> JSONResponse:

@@ -390,6 +390,16 @@ class MemoryProjection:
         )
         return rows[0] if rows else None
 
+    def by_version_ids(self, version_ids: Sequence[str]) -> dict[str, VersionRow]:
+        if not version_ids:
+            return {}
+        marks = ",".join("?" * len(version_ids))
+        rows = self._versions(
+            f"SELECT {_VERSION_COLUMNS} {_FROM_VERSIONS} WHERE v.version_id IN ({marks})",
+            tuple(version_ids),
+        )
+        return {r.version_id: r for r in rows}
+
     def by_row_ids(self, row_ids: Sequence[int]) -> dict[int, VersionRow]:
         if not row_ids:
             return {}

@@ -204,3 +204,24 @@ def test_extreme_but_valid_instants_are_accepted(server: tuple[httpx.Client, Pat
         },
     )
     assert naive.status_code == 400
+
+
+def test_inspect_shows_the_trace_of_a_search(server: tuple[httpx.Client, Path]) -> None:
+    client, _ = server
+    write(client, "u-inspect", "Frank collects vintage stamps", "Frank's dog is named Rex")
+    response = search(client, "u-inspect", "what does Frank collect", limit=1)
+    trace_id = response.json()["traceId"]
+    trace = client.get(f"/inspect/{trace_id}")
+    assert trace.status_code == 200
+    body = trace.json()
+    assert body["query"] == "what does Frank collect"
+    assert body["containerTag"] == "u-inspect" and body["origin"] == "rest"
+    assert body["served"] == [r["versionId"] for r in response.json()["results"]]
+    assert {c["content"] for c in body["candidates"]} == {
+        "Frank collects vintage stamps",
+        "Frank's dog is named Rex",
+    }
+    assert [c["served"] for c in body["candidates"]].count(True) == 1
+    recent = client.get("/inspect", params={"containerTag": "u-inspect"}).json()["traces"]
+    assert recent[0]["traceId"] == trace_id
+    assert client.get("/inspect/trc_missing").status_code == 404
