@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import msgspec
 
-from .errors import CorruptLog, DataDirLocked, InvalidInput, StorageError
+from .errors import CorruptLog, DataDirLocked, EmbedderError, InvalidInput, StorageError
 from .settings import Settings, settings_from_env
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
 
 EXIT_CORRUPT = 1
 EXIT_USAGE = 2
@@ -47,25 +52,48 @@ def main() -> None:
 def serve(data_dir: Path | None, host: str | None, port: int | None) -> None:
     """Run the HTTP server on the data directory."""
     settings = _settings(data_dir=data_dir, host=host, port=port)
-    # Everything the server writes under the data dir (log, keys, indexes) is private.
-    os.umask(0o077)
     import uvicorn
 
     from .api import create_app
-    from .runtime import Runtime
 
-    try:
-        runtime = Runtime(settings)
-    except DataDirLocked as exc:
-        click.echo(f"mnemolog: {exc}", err=True)
-        sys.exit(EXIT_LOCKED)
-    except (CorruptLog, StorageError) as exc:
-        click.echo(f"mnemolog: cannot open {settings.data_dir}: {exc}", err=True)
-        sys.exit(EXIT_CORRUPT)
+    runtime = _open_runtime(settings)
     try:
         uvicorn.run(create_app(runtime), host=settings.host, port=settings.port, log_level="info")
     finally:
         runtime.close()
+
+
+@main.command()
+@_data_dir_option
+def rebuild(data_dir: Path | None) -> None:
+    """Rebuild every projection (tables and indexes) from the log.
+
+    Projections are derived data: this wipes them and replays every record. The server must
+    not be running on the data directory (exit 3 if it is).
+    """
+    settings = _settings(data_dir=data_dir)
+    runtime = _open_runtime(settings)
+    try:
+        started = time.perf_counter()
+        seq = runtime.core.runner.rebuild()
+        elapsed = time.perf_counter() - started
+    finally:
+        runtime.close()
+    click.echo(f"rebuilt: {seq} records replayed in {elapsed:.2f} s")
+
+
+def _open_runtime(settings: Settings) -> Runtime:
+    from .runtime import Runtime
+
+    os.umask(0o077)  # everything written under the data dir is private
+    try:
+        return Runtime(settings)
+    except DataDirLocked as exc:
+        click.echo(f"mnemolog: {exc}", err=True)
+        sys.exit(EXIT_LOCKED)
+    except (CorruptLog, StorageError, EmbedderError) as exc:
+        click.echo(f"mnemolog: cannot open {settings.data_dir}: {exc}", err=True)
+        sys.exit(EXIT_CORRUPT)
 
 
 @main.command("verify-log")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -225,3 +227,41 @@ def test_inspect_shows_the_trace_of_a_search(server: tuple[httpx.Client, Path]) 
     recent = client.get("/inspect", params={"containerTag": "u-inspect"}).json()["traces"]
     assert recent[0]["traceId"] == trace_id
     assert client.get("/inspect/trc_missing").status_code == 404
+
+
+def test_racing_writers_never_leave_two_latest_versions(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, _ = server
+    (seed,) = write(client, "u-race", "Gina's favourite number is 1")
+
+    def correct(n: int) -> int:
+        with httpx.Client(base_url=str(client.base_url)) as own:
+            return own.post(
+                "/memories",
+                json={
+                    "containerTag": "u-race",
+                    "memories": [{"content": f"Gina's favourite number is {n + 2}"}],
+                },
+            ).status_code
+
+    def patch(n: int) -> int:
+        with httpx.Client(base_url=str(client.base_url)) as own:
+            return own.patch(
+                f"/memories/{seed['id']}",
+                json={"content": f"Gina's favourite number is {n + 100}", "expectedVersion": 1},
+            ).status_code
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        patched = list(pool.map(patch, range(8)))
+    assert sorted(patched) == [200] + [409] * 7
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert set(pool.map(correct, range(8))) == {200}
+
+    listed = client.get("/memories", params={"containerTag": "u-race", "limit": 100}).json()
+    for memory in listed["memories"]:
+        versions = client.get(f"/memories/{memory['id']}").json()["versions"]
+        assert [v["version"] for v in versions] == list(range(1, len(versions) + 1))
+        assert [v["validTo"] is None for v in versions].count(True) == 1
+        for older, newer in itertools.pairwise(versions):
+            assert older["validTo"] == newer["validFrom"]
