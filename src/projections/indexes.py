@@ -60,20 +60,22 @@ class VectorProjection:
                     labels.append(stored.seq)
                     vectors.append(from_bytes(data, self._dimension))
             elif isinstance(event, SubjectErased):
+                self._flush(labels, vectors)
+                # Overwrite the erased vectors in place (hidden from search), and save at
+                # once so the file on disk no longer holds them either.
+                self.index.scrub(erased_rows(self._memories, event))
                 erased = True
-        if erased:
-            # The saved graph keeps removed vectors' bytes: rebuild from what survives, and
-            # save at once so the old file is replaced.
-            self.index.rebuild(
-                (row_id, from_bytes(data, self._dimension))
-                for row_id, data in self._memories.vectors()
-            )
-        elif labels:
-            self.index.add(labels, np.stack(vectors))
+        self._flush(labels, vectors)
         self._applied = records[-1].seq
         self._unsaved += len(records)
         if erased or self._save_due():
             self.save()
+
+    def _flush(self, labels: list[int], vectors: list[np.ndarray]) -> None:
+        if labels:
+            self.index.add(labels, np.stack(vectors))
+            labels.clear()
+            vectors.clear()
 
     def save(self) -> None:
         self.index.save(self._applied)
@@ -122,20 +124,12 @@ class FullTextProjection:
                 if docs:
                     self.index.add(docs, seq=None)
                     docs = []
-                self.index.purge(self._erased_rows(event), seq=stored.seq)
+                self.index.purge(erased_rows(self._memories, event), seq=stored.seq)
         if docs:
             self.index.add(docs, seq=records[-1].seq)
         else:
             self.index.advance(records[-1].seq)
         self._applied = records[-1].seq
-
-    def _erased_rows(self, event: SubjectErased) -> list[int]:
-        if event.memory_id is not None:
-            chain = self._memories.chain(event.memory_id)
-            return [] if chain is None else [v.row_id for v in chain.versions]
-        if event.container_tag is not None:
-            return self._memories.rows_of_container(event.container_tag)
-        return []
 
     def reset(self) -> None:
         self.index.close()
@@ -145,3 +139,17 @@ class FullTextProjection:
 
     def close(self) -> None:
         self.index.close()
+
+
+def erased_rows(memories: MemoryProjection, event: SubjectErased) -> list[int]:
+    """The index labels an erase reaches: every version of the chain, or of the container.
+
+    The memories projection keeps erased versions' rows (without their text), so their labels
+    are still known when the indexes apply the erase.
+    """
+    if event.scope == "memory" and event.memory_id is not None:
+        chain = memories.chain(event.memory_id)
+        return [] if chain is None else [v.row_id for v in chain.versions]
+    if event.scope == "container" and event.container_tag is not None:
+        return memories.rows_of_container(event.container_tag)
+    return []

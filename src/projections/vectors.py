@@ -239,6 +239,27 @@ class VectorIndex:
                     continue
                 self._deleted.add(label)
 
+    def scrub(self, labels: Iterable[int], seed: int = 0) -> None:
+        """Erase ``labels``: overwrite each stored vector with noise, then hide it.
+
+        hnswlib updates a label's vector in place (the old bytes are copied over), so after
+        ``save`` neither memory nor file holds the erased vectors, at the cost of a few
+        inserts instead of a rebuild of the whole graph. The noise is a seeded random unit
+        vector: it carries nothing of the original.
+        """
+        rng = np.random.default_rng(seed)
+        with self._writer, self._lock:
+            present = set(self._hnsw.get_ids_list())
+            for label in labels:
+                if label not in present:
+                    continue
+                noise = rng.standard_normal(self.dim).astype(np.float32)
+                if label in self._deleted:
+                    self._hnsw.unmark_deleted(label)
+                self._hnsw.add_items(noise.reshape(1, -1), np.asarray([label]), num_threads=1)
+                self._hnsw.mark_deleted(label)
+                self._deleted.add(label)
+
     def rebuild(self, items: Iterable[tuple[int, NDArray[np.floating]]]) -> None:
         """Replace the whole index by ``items`` (``(label, vector)`` pairs), from scratch.
 

@@ -212,3 +212,24 @@ def test_bad_vectors_are_refused(tmp_path: Path) -> None:
         index.search(np.ones(DIM - 1, dtype=np.float32), 3)
     assert len(index) == 0
     assert index.search(np.zeros(DIM, dtype=np.float32), 3) == []
+
+
+def test_scrub_overwrites_erased_vectors_in_memory_and_file(tmp_path: Path) -> None:
+    path = tmp_path / "v.hnsw"
+    secret = canary(78)
+    data = unit_rows(300)
+    index = VectorIndex(path, DIM)
+    index.add([*range(300), 1000], np.vstack([data, secret]))
+    index.save(last_seq=1)
+    assert secret.tobytes() in path.read_bytes()  # the probe sees the vector when it is there
+
+    index.scrub([1000, 5])
+    index.save(last_seq=2)
+    assert secret.tobytes() not in path.read_bytes()
+    hits = [label for label, _ in index.search(secret, 50)]
+    assert 1000 not in hits and 5 not in hits
+    assert len(index) == 299
+    assert index.search(data[7], 1)[0][0] == 7
+    reloaded = VectorIndex.load(path, dim=DIM)
+    assert reloaded is not None
+    assert 1000 not in [label for label, _ in reloaded.search(secret, 50)]
