@@ -32,11 +32,12 @@ from .eventlog.events import (
     MemoryEdited,
     MemorySuperseded,
     MemoryWritten,
+    ProfileUpdated,
     SubjectErased,
 )
 from .projections.memories import MemoryProjection, VersionRow, content_hash
 from .projections.runner import ProjectionRunner
-from .subjects import memory_subject
+from .subjects import container_subject, memory_subject
 
 Status = Literal["created", "superseded", "deduplicated"]
 
@@ -303,6 +304,15 @@ class Lifecycle:
                 container_tag=chain.container_tag,
             )
             return self._append(actor, event)
+
+    def set_profile(
+        self, container_tag: str, static: list[str], dynamic: list[str], actor: Actor
+    ) -> int:
+        """Replace a container's profile; sealed under the container's key."""
+        profile = msgspec.json.encode({"static": static, "dynamic": dynamic})
+        sealed = self._sealer.seal(container_subject(container_tag), profile)
+        with self._container_lock(container_tag):
+            return self._append(actor, ProfileUpdated(container_tag=container_tag, profile=sealed))
 
     # --- helpers -------------------------------------------------------------------------------
 

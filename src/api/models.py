@@ -43,6 +43,19 @@ class Forget(_Body, frozen=True, kw_only=True):
     reason: Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
 
 
+Fact = Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
+
+
+class PutProfile(_Body, frozen=True, kw_only=True):
+    container_tag: Tag
+    static: Annotated[list[Fact], msgspec.Meta(max_length=200)] = msgspec.field(
+        default_factory=list
+    )
+    dynamic: Annotated[list[Fact], msgspec.Meta(max_length=200)] = msgspec.field(
+        default_factory=list
+    )
+
+
 class Search(_Body, frozen=True, kw_only=True):
     q: Annotated[str, msgspec.Meta(min_length=1, max_length=10_000)]
     container_tag: Tag | None = None

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from ..clock import iso
 from ..errors import InvalidInput, NotFound
 from ..eventlog import Actor
 from ..lifecycle import NewMemory, WriteOutcome
@@ -17,6 +18,7 @@ from .body import read_json
 from .models import (
     Forget,
     PatchMemory,
+    PutProfile,
     Search,
     WriteMemories,
     chain_json,
@@ -121,6 +123,29 @@ def memory_routes(runtime: Runtime) -> APIRouter:
         """Hard delete: the only eraser. The content is destroyed for good."""
         seq = await run_in_threadpool(core.lifecycle.erase, memory_id, LOCAL)
         return JSONResponse({"id": memory_id, "hardDeleted": True, "erased": True, "seq": seq})
+
+    @router.get("/profile")
+    def get_profile(
+        container_tag: Annotated[str, Query(alias="containerTag", min_length=1, max_length=256)],
+    ) -> JSONResponse:
+        found = core.memories.profile(container_tag)
+        profile, updated = found if found is not None else ({}, None)
+        return JSONResponse(
+            {
+                "containerTag": container_tag,
+                "static": profile.get("static", []),
+                "dynamic": profile.get("dynamic", []),
+                "updatedAt": iso(updated),
+            }
+        )
+
+    @router.put("/profile")
+    async def put_profile(request: Request) -> JSONResponse:
+        body = await read_json(request, PutProfile, max_bytes=limit)
+        await run_in_threadpool(
+            core.lifecycle.set_profile, body.container_tag, body.static, body.dynamic, LOCAL
+        )
+        return get_profile(body.container_tag)
 
     @router.post("/search")
     async def search(request: Request) -> JSONResponse:

@@ -29,6 +29,7 @@ from ..eventlog.events import (
     MemoryEdited,
     MemorySuperseded,
     MemoryWritten,
+    ProfileUpdated,
     SubjectErased,
 )
 from .sqlite import connect, scrub
@@ -72,6 +73,14 @@ CREATE INDEX IF NOT EXISTS versions_by_hash ON versions(container_tag, content_h
 CREATE TABLE IF NOT EXISTS vectors (
     row_id INTEGER PRIMARY KEY REFERENCES versions(row_id),
     vector BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS profiles (
+    container_tag TEXT PRIMARY KEY,
+    profile TEXT,
+    updated_at INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    agent_id TEXT NOT NULL,
+    protocol TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS dedups (
     seq INTEGER PRIMARY KEY,
@@ -240,6 +249,18 @@ class MemoryProjection:
                 return self._erase(event)
             case EmbedderPinned():
                 self._set_meta("embedder", msgspec.json.encode(event).decode())
+            case ProfileUpdated():
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        event.container_tag,
+                        self._sealer.open_text(event.profile),
+                        record.ts,
+                        record.seq,
+                        record.actor.agent_id,
+                        record.actor.protocol,
+                    ),
+                )
         return False
 
     def _insert_version(
@@ -282,6 +303,7 @@ class MemoryProjection:
             where, arg = "memory_id = ?", event.memory_id
         elif event.scope == "container" and event.container_tag is not None:
             where, arg = "container_tag = ?", event.container_tag
+            self._conn.execute("DELETE FROM profiles WHERE container_tag = ?", (arg,))
             self._live.pop(event.container_tag, None)
             for memory_id, (container, _) in list(self._live_row.items()):
                 if container == event.container_tag:
@@ -341,6 +363,18 @@ class MemoryProjection:
         self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     # --- queries -------------------------------------------------------------------------------
+
+    def profile(self, container_tag: str) -> tuple[dict[str, object], int] | None:
+        """A container's profile (decoded JSON) and when it was set, if it has one."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT profile, updated_at FROM profiles WHERE container_tag = ?",
+                (container_tag,),
+            ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        profile: dict[str, object] = json.loads(row[0])
+        return profile, int(row[1])
 
     def pinned_embedder(self) -> EmbedderPinned | None:
         raw = self._meta("embedder")
@@ -497,7 +531,7 @@ class MemoryProjection:
         with self._lock:
             return {
                 table: self._conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
-                for table in ("chains", "versions", "vectors", "dedups")
+                for table in ("chains", "versions", "vectors", "dedups", "profiles")
             }
 
     def _versions(self, sql: str, args: Sequence[object]) -> list[VersionRow]:

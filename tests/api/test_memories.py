@@ -265,3 +265,27 @@ def test_racing_writers_never_leave_two_latest_versions(
         assert [v["validTo"] is None for v in versions].count(True) == 1
         for older, newer in itertools.pairwise(versions):
             assert older["validTo"] == newer["validFrom"]
+
+
+def test_profile_is_set_read_and_replaced(server: tuple[httpx.Client, Path]) -> None:
+    client, _ = server
+    empty = client.get("/profile", params={"containerTag": "u-profile"}).json()
+    assert (empty["static"], empty["dynamic"], empty["updatedAt"]) == ([], [], None)
+    put = client.put(
+        "/profile",
+        json={
+            "containerTag": "u-profile",
+            "static": ["Name: Ivy", "Prefers metric units"],
+            "dynamic": ["Planning a trip to Lisbon"],
+        },
+    )
+    assert put.status_code == 200, put.text
+    got = client.get("/profile", params={"containerTag": "u-profile"}).json()
+    assert got["static"] == ["Name: Ivy", "Prefers metric units"]
+    assert got["dynamic"] == ["Planning a trip to Lisbon"] and got["updatedAt"]
+    client.put("/profile", json={"containerTag": "u-profile", "static": ["Name: Ivy"]})
+    again = client.get("/profile", params={"containerTag": "u-profile"}).json()
+    assert (again["static"], again["dynamic"]) == (["Name: Ivy"], [])
+    assert client.get("/profile").status_code == 400
+    bad = client.put("/profile", json={"containerTag": "u-profile", "static": [""]})
+    assert bad.status_code == 400
