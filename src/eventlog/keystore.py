@@ -21,6 +21,7 @@ from pathlib import Path
 import lmdb
 
 from ..errors import KeyDestroyed, StorageError
+from ..fsync import fsync_path
 from .groupcommit import GroupCommitter
 from .lmdb_env import open_env, storage_failure
 
@@ -153,29 +154,13 @@ class KeyStore:
         staging.mkdir(mode=0o700)
         self._env.copy(str(staging), compact=True)
         os.chmod(staging / "data.mdb", 0o600)
-        _fsync_file(staging / "data.mdb")
+        fsync_path(staging / "data.mdb")
         self._env.close()
         os.replace(staging / "data.mdb", self._path / "data.mdb")
-        _fsync_dir(self._path)
+        fsync_path(self._path)
         shutil.rmtree(staging)
         self._open()
 
 
 def _tombstone(subject: str) -> bytes:
     return hashlib.sha256(subject.encode()).digest()
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -79,6 +79,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from ..errors import DataDirLocked
+from ..fsync import fsync_path, fsync_tree
 
 __all__ = ["FullTextIndex", "TextDoc"]
 
@@ -584,12 +585,12 @@ class FullTextIndex:
         fresh_writer.commit()
         fresh_writer.wait_merging_threads()
         del fresh, fresh_writer, searcher
-        _fsync_tree(fresh_path)
+        fsync_tree(fresh_path)
         # The old writer must let go of its directory before the swap.
         self._writer.wait_merging_threads()
         os.rename(root / INDEX_DIR, root / OLD_DIR)
         os.rename(fresh_path, root / INDEX_DIR)
-        _fsync_dir(root)
+        fsync_path(root)
         index, _ = _open_index(root / INDEX_DIR)
         self._writer = _open_writer(index, self._heap_size)
         searcher = index.searcher()
@@ -598,7 +599,7 @@ class FullTextIndex:
             self._index = index
             self._searcher, self._stats = searcher, stats
         shutil.rmtree(root / OLD_DIR)
-        _fsync_dir(root)
+        fsync_path(root)
 
 
 def _entry(label: int, container: str, text: str) -> _Entry:
@@ -773,7 +774,7 @@ def _finish_interrupted_purge(root: Path) -> None:
         shutil.rmtree(old)
     # A fresh index left beside the current one was not finished; the purge will be replayed.
     shutil.rmtree(fresh, ignore_errors=True)
-    _fsync_dir(root)
+    fsync_path(root)
 
 
 def _read_sidecar(root: Path) -> int:
@@ -793,19 +794,3 @@ def _write_sidecar(root: Path, last_seq: int) -> None:
         file.flush()
         os.fsync(file.fileno())
     os.replace(tmp, path)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_tree(directory: Path) -> None:
-    for path in directory.iterdir():
-        if path.is_file():
-            with path.open("rb") as file:
-                os.fsync(file.fileno())
-    _fsync_dir(directory)

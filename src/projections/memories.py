@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import unicodedata
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -32,10 +31,9 @@ from ..eventlog.events import (
     ProfileUpdated,
     SubjectErased,
 )
-from .sqlite import connect, scrub
+from .sqlite import SqliteProjection
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS chains (
     memory_id TEXT PRIMARY KEY,
     container_tag TEXT NOT NULL,
@@ -144,65 +142,43 @@ _VERSION_COLUMNS = """
 _FROM_VERSIONS = "FROM versions v JOIN chains c ON c.memory_id = v.memory_id"
 
 
-class MemoryProjection:
+class MemoryProjection(SqliteProjection):
     """Chains and versions in ``memories.sqlite3``; reads are safe from any thread."""
 
     name = "memories"
+    schema = SCHEMA
 
     def __init__(self, path: Path, sealer: Sealer) -> None:
-        self._path = path
         self._sealer = sealer
-        self._lock = threading.RLock()
-        self._conn = connect(path)
-        self._conn.executescript(SCHEMA)
         # The latest version of every live chain, by container: the candidates of dedup and
         # supersede decisions and of recall. Kept in step after each committed batch.
         self._live: dict[str, set[int]] = {}
         self._live_row: dict[str, tuple[str, int]] = {}  # memory_id -> (container, row_id)
+        self._touched: set[str] = set()  # chains changed by the batch being applied
+        super().__init__(path)
         self._load_live()
 
     # --- the fold ----------------------------------------------------------------------------
 
-    def last_seq(self) -> int:
-        return int(self._meta("last_seq") or 0)
-
-    def apply(self, records: Sequence[StoredRecord]) -> None:
-        erased = False
-        touched: set[str] = set()
-        with self._lock:
-            self._conn.execute("BEGIN")
-            try:
-                for stored in records:
-                    erased |= self._apply_one(stored, touched)
-                self._set_meta("last_seq", str(records[-1].seq))
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            if erased:
-                scrub(self._conn)
-            self._refresh_live(touched)
-
     def reset(self) -> None:
         with self._lock:
-            self._conn.close()
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self._path}{suffix}").unlink(missing_ok=True)
-            self._conn = connect(self._path)
-            self._conn.executescript(SCHEMA)
+            super().reset()
             self._load_live()
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+    def _committed(self) -> None:
+        self._refresh_live(self._touched)
+        self._touched.clear()
 
-    def _apply_one(self, stored: StoredRecord, touched: set[str]) -> bool:
-        """Apply one record, noting the chains it touched; True when it erased something."""
+    def _rolled_back(self) -> None:
+        self._touched.clear()
+
+    def _fold(self, stored: StoredRecord) -> bool:
+        """Apply one record, noting the chain it touched; True when it erased something."""
         record = stored.record
         event = record.event
         memory_id = getattr(event, "memory_id", None)
         if isinstance(memory_id, str):
-            touched.add(memory_id)
+            self._touched.add(memory_id)
         match event:
             case MemoryWritten():
                 self._conn.execute(
@@ -425,24 +401,19 @@ class MemoryProjection:
         return rows[0] if rows else None
 
     def by_version_ids(self, version_ids: Sequence[str]) -> dict[str, VersionRow]:
-        if not version_ids:
-            return {}
-        marks = ",".join("?" * len(version_ids))
-        rows = self._versions(
-            f"SELECT {_VERSION_COLUMNS} {_FROM_VERSIONS} WHERE v.version_id IN ({marks})",
-            tuple(version_ids),
-        )
-        return {r.version_id: r for r in rows}
+        return {r.version_id: r for r in self._rows_where("v.version_id", version_ids)}
 
     def by_row_ids(self, row_ids: Sequence[int]) -> dict[int, VersionRow]:
-        if not row_ids:
-            return {}
-        marks = ",".join("?" * len(row_ids))
-        rows = self._versions(
-            f"SELECT {_VERSION_COLUMNS} {_FROM_VERSIONS} WHERE v.row_id IN ({marks})",
-            tuple(row_ids),
+        return {r.row_id: r for r in self._rows_where("v.row_id", row_ids)}
+
+    def _rows_where(self, column: str, values: Sequence[object]) -> list[VersionRow]:
+        if not values:
+            return []
+        marks = ",".join("?" * len(values))
+        return self._versions(
+            f"SELECT {_VERSION_COLUMNS} {_FROM_VERSIONS} WHERE {column} IN ({marks})",
+            tuple(values),
         )
-        return {r.row_id: r for r in rows}
 
     def list_latest(
         self,

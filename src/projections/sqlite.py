@@ -8,7 +8,11 @@ file, which would otherwise keep old page images holding the erased text.
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections.abc import Sequence
 from pathlib import Path
+
+from ..eventlog import StoredRecord
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -25,3 +29,73 @@ def connect(path: Path) -> sqlite3.Connection:
 def scrub(conn: sqlite3.Connection) -> None:
     """Push deleted bytes out of the WAL file after an erase."""
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+class SqliteProjection:
+    """A projection kept in one SQLite file: its schema, its last seq (in the same transaction
+    as the rows of each batch), scrubbing after an erase, and a reset that deletes the files.
+
+    Subclasses set ``name`` and ``schema`` and fold one record at a time in ``_fold``.
+    """
+
+    name = "sqlite"
+    schema = ""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._lock = threading.RLock()
+        self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        conn = connect(self._path)
+        conn.executescript(_META_SCHEMA + self.schema)
+        return conn
+
+    def last_seq(self) -> int:
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = 'last_seq'").fetchone()
+        return 0 if row is None else int(row[0])
+
+    def apply(self, records: Sequence[StoredRecord]) -> None:
+        erased = False
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                for stored in records:
+                    erased |= self._fold(stored)
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('last_seq', ?)", (str(records[-1].seq),)
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                self._rolled_back()
+                raise
+            if erased:
+                scrub(self._conn)
+            self._committed()
+
+    def _fold(self, stored: StoredRecord) -> bool:
+        """Apply one record inside the batch's transaction; True when it erased text."""
+        return False
+
+    def _committed(self) -> None:
+        """After a batch commits: bring in-memory state in step."""
+
+    def _rolled_back(self) -> None:
+        """After a batch fails: drop in-memory state gathered for it."""
+
+    def reset(self) -> None:
+        with self._lock:
+            self._conn.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self._path}{suffix}").unlink(missing_ok=True)
+            self._conn = self._open()
+            self._committed()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+_META_SCHEMA = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"

@@ -9,7 +9,6 @@ copied here: candidates name versions, and /inspect looks them up, showing erase
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,10 +16,9 @@ import msgspec
 
 from ..eventlog import Sealer, StoredRecord
 from ..eventlog.events import RecallPerformed, SubjectErased
-from .sqlite import connect, scrub
+from .sqlite import SqliteProjection
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS recalls (
     recall_id TEXT PRIMARY KEY,
     seq INTEGER NOT NULL UNIQUE,
@@ -61,45 +59,24 @@ class Trace(msgspec.Struct, frozen=True, kw_only=True):
     protocol: str
 
 
-class TraceProjection:
+class TraceProjection(SqliteProjection):
     name = "traces"
+    schema = SCHEMA
 
     def __init__(self, path: Path, sealer: Sealer) -> None:
-        self._path = path
         self._sealer = sealer
-        self._lock = threading.RLock()
-        self._conn = connect(path)
-        self._conn.executescript(SCHEMA)
+        super().__init__(path)
 
-    def last_seq(self) -> int:
-        with self._lock:
-            row = self._conn.execute("SELECT value FROM meta WHERE key = 'last_seq'").fetchone()
-        return 0 if row is None else int(row[0])
-
-    def apply(self, records: Sequence[StoredRecord]) -> None:
-        erased = False
-        with self._lock:
-            self._conn.execute("BEGIN")
-            try:
-                for stored in records:
-                    event = stored.record.event
-                    if isinstance(event, RecallPerformed):
-                        self._insert(stored, event)
-                    elif isinstance(event, SubjectErased) and event.scope == "container":
-                        self._conn.execute(
-                            "UPDATE recalls SET query = NULL WHERE container_tag = ?",
-                            (event.container_tag,),
-                        )
-                        erased = True
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO meta VALUES ('last_seq', ?)", (str(records[-1].seq),)
-                )
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            if erased:
-                scrub(self._conn)
+    def _fold(self, stored: StoredRecord) -> bool:
+        event = stored.record.event
+        if isinstance(event, RecallPerformed):
+            self._insert(stored, event)
+        elif isinstance(event, SubjectErased) and event.scope == "container":
+            self._conn.execute(
+                "UPDATE recalls SET query = NULL WHERE container_tag = ?", (event.container_tag,)
+            )
+            return True
+        return False
 
     def _insert(self, stored: StoredRecord, event: RecallPerformed) -> None:
         record = stored.record
@@ -146,18 +123,6 @@ class TraceProjection:
                 args.append(value)
         sql = ("WHERE " + " AND ".join(where)) if where else ""
         return self._select(f"{sql} ORDER BY seq DESC LIMIT ?", (*args, limit))
-
-    def reset(self) -> None:
-        with self._lock:
-            self._conn.close()
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self._path}{suffix}").unlink(missing_ok=True)
-            self._conn = connect(self._path)
-            self._conn.executescript(SCHEMA)
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
 
     def _select(self, tail: str, args: Sequence[object]) -> list[Trace]:
         with self._lock:

@@ -33,6 +33,8 @@ import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
+from ..fsync import fsync_path, write_durably
+
 __all__ = ["VectorIndex"]
 
 FORMAT = 1
@@ -79,24 +81,6 @@ def _file_sha256(path: Path) -> str:
         while block := file.read(_HASH_BLOCK):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_durably(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file, fsync it and rename it over ``path``."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as file:
-        file.write(data)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(tmp, path)
 
 
 def _capacity_for(needed: int, current: int) -> int:
@@ -313,8 +297,8 @@ class VectorIndex:
                 sha256=_file_sha256(tmp),
             )
             os.replace(tmp, self.path)
-            _write_durably(sidecar_path(self.path), msgspec.json.encode(meta))
-            _fsync_dir(self.path.parent)
+            write_durably(sidecar_path(self.path), msgspec.json.encode(meta))
+            fsync_path(self.path.parent)
             self.last_seq = last_seq
 
     @classmethod
