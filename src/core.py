@@ -13,7 +13,13 @@ import numpy.typing as npt
 from .embedding import check_pin, open_embedder
 from .eventlog import Actor, Draft, EventLog, KeyStore, Sealer
 from .lifecycle import Lifecycle
-from .projections.indexes import FullTextProjection, VectorProjection
+from .projections.documents import DocumentProjection
+from .projections.indexes import (
+    DocumentSource,
+    FullTextProjection,
+    MemorySource,
+    VectorProjection,
+)
 from .projections.memories import MemoryProjection
 from .projections.runner import ProjectionRunner
 from .projections.traces import TraceProjection
@@ -51,16 +57,37 @@ class Core:
             pin = check_pin(self.memories.pinned_embedder(), self.embedder.identity)
             if pin is not None:
                 log.append([Draft(SYSTEM, pin)])
+            dimension = self.embedder.identity.dimension
+            memory_source = MemorySource(sealer, self.memories)
             self.vectors = VectorProjection(
-                root / "vectors.hnsw", self.embedder.identity.dimension, sealer, self.memories
+                "vectors", root / "vectors.hnsw", dimension, memory_source
             )
-            self.fulltext = FullTextProjection(root / "fulltext", sealer, self.memories)
+            self.fulltext = FullTextProjection("fulltext", root / "fulltext", memory_source)
+            self.documents = DocumentProjection(root / "documents.sqlite3", sealer)
+            document_source = DocumentSource(sealer, self.documents, dimension)
+            self.document_vectors = VectorProjection(
+                "document-vectors", root / "document-vectors.hnsw", dimension, document_source
+            )
+            self.document_fulltext = FullTextProjection(
+                "document-fulltext", root / "document-fulltext", document_source
+            )
             self.traces = TraceProjection(root / "traces.sqlite3", sealer)
         except BaseException:
             self.memories.close()
             raise
+        # Order matters: an index applies an erase by asking its source projection, which
+        # must already have applied the same records.
         self.runner = ProjectionRunner(
-            log, [self.memories, self.vectors, self.fulltext, self.traces]
+            log,
+            [
+                self.memories,
+                self.documents,
+                self.vectors,
+                self.fulltext,
+                self.document_vectors,
+                self.document_fulltext,
+                self.traces,
+            ],
         )
         self.runner.catch_up()
         self.lifecycle = Lifecycle(

@@ -184,7 +184,8 @@ class DocumentIngested(Event, frozen=True, kw_only=True, tag="document.ingested"
     content: Sealed
     title: Sealed | None = None
     metadata: Sealed | None = None
-    chunk_embeddings: Sealed | None = None
+    chunk_embeddings: Sealed | None = None  # float32 rows, one per chunk, in chunk order
+    chunker: str = ""  # the recipe that cut the chunks, so a rebuild cuts the same ones
 
 
 class EmbedderPinned(Event, frozen=True, kw_only=True, tag="embedder.pinned"):

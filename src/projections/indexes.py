@@ -1,11 +1,14 @@
 """The vector and full-text indexes as projections over the log.
 
-Both index the versions of memories under their ``row_id`` (the seq of the event that made the
-version, as in ``memories.sqlite3``). They must be listed after the memories projection in the
-runner: an erase is applied to them by reading which rows the memories projection now holds.
+Two families are indexed: memory versions (label = the seq of the event that made the
+version, as ``row_id`` in ``memories.sqlite3``) and document chunks (label = seq times
+``CHUNK_SLOTS`` plus the chunk's index, as in ``documents.sqlite3``). A *source* says what a
+record adds to an index and which labels an erase reaches; the index projections must come
+after the projection their source reads in the runner.
 
-Each keeps two positions: the seq applied in this process (so the runner does not feed the same
-records twice) and the seq persisted on disk (where a restart resumes; the gap is replayed).
+Each index keeps two positions: the seq applied in this process (so the runner does not feed
+the same records twice) and the seq persisted on disk (where a restart resumes; the gap is
+replayed).
 """
 
 from __future__ import annotations
@@ -14,12 +17,21 @@ import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from ..chunking import chunk
 from ..embedding.port import from_bytes
 from ..eventlog import Sealer, StoredRecord
-from ..eventlog.events import MemoryEdited, MemorySuperseded, MemoryWritten, SubjectErased
+from ..eventlog.events import (
+    DocumentIngested,
+    MemoryEdited,
+    MemorySuperseded,
+    MemoryWritten,
+    SubjectErased,
+)
+from .documents import CHUNK_SLOTS, DocumentProjection
 from .fulltext import FullTextIndex, TextDoc
 from .memories import MemoryProjection
 from .vectors import VectorIndex, sidecar_path
@@ -29,16 +41,86 @@ _SAVE_EVERY_SECONDS = 30.0
 _SAVE_EVERY_RECORDS = 5000
 
 
-class VectorProjection:
-    name = "vectors"
+class Entry(NamedTuple):
+    label: int
+    container_tag: str
+    text: str
+    vector: bytes | None
 
-    def __init__(
-        self, path: Path, dimension: int, sealer: Sealer, memories: MemoryProjection
-    ) -> None:
-        self._path = path
-        self._dimension = dimension
+
+class IndexSource(Protocol):
+    def entries(self, stored: StoredRecord) -> list[Entry]:
+        """What this record adds to the index (nothing for an erased subject)."""
+        ...
+
+    def erased(self, event: SubjectErased) -> list[int]:
+        """The labels an erase reaches."""
+        ...
+
+
+class MemorySource:
+    def __init__(self, sealer: Sealer, memories: MemoryProjection) -> None:
         self._sealer = sealer
         self._memories = memories
+
+    def entries(self, stored: StoredRecord) -> list[Entry]:
+        event = stored.record.event
+        if not isinstance(event, MemoryWritten | MemorySuperseded | MemoryEdited):
+            return []
+        text = self._sealer.open_text(event.content)
+        if text is None:
+            return []
+        vector = None if event.embedding is None else self._sealer.open(event.embedding)
+        return [Entry(stored.seq, event.container_tag, text, vector)]
+
+    def erased(self, event: SubjectErased) -> list[int]:
+        """Every version of the chain, or of the container: the memories projection keeps
+        erased versions' rows (without their text), so their labels are still known."""
+        if event.scope == "memory" and event.memory_id is not None:
+            chain = self._memories.chain(event.memory_id)
+            return [] if chain is None else [v.row_id for v in chain.versions]
+        if event.scope == "container" and event.container_tag is not None:
+            return self._memories.rows_of_container(event.container_tag)
+        return []
+
+
+class DocumentSource:
+    def __init__(self, sealer: Sealer, documents: DocumentProjection, dimension: int) -> None:
+        self._sealer = sealer
+        self._documents = documents
+        self._width = dimension * 4  # float32 bytes per chunk vector
+
+    def entries(self, stored: StoredRecord) -> list[Entry]:
+        event = stored.record.event
+        if not isinstance(event, DocumentIngested):
+            return []
+        text = self._sealer.open_text(event.content)
+        if text is None:
+            return []
+        vectors = (
+            None if event.chunk_embeddings is None else self._sealer.open(event.chunk_embeddings)
+        )
+        base = stored.seq * CHUNK_SLOTS
+        return [
+            Entry(
+                base + i,
+                event.container_tag,
+                piece.text,
+                None if vectors is None else vectors[i * self._width : (i + 1) * self._width],
+            )
+            for i, piece in enumerate(chunk(text))
+        ]
+
+    def erased(self, event: SubjectErased) -> list[int]:
+        return self._documents.labels_of(event)
+
+
+class VectorProjection:
+    def __init__(self, name: str, path: Path, dimension: int, source: IndexSource) -> None:
+        self.name = name
+        self._path = path
+        self._dimension = dimension
+        self._source = source
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.index = VectorIndex.load(path, dim=dimension) or VectorIndex(path, dimension)
         self._applied = self.index.last_seq
@@ -54,17 +136,17 @@ class VectorProjection:
         erased = False
         for stored in records:
             event = stored.record.event
-            if isinstance(event, MemoryWritten | MemorySuperseded | MemoryEdited):
-                data = None if event.embedding is None else self._sealer.open(event.embedding)
-                if data is not None:
-                    labels.append(stored.seq)
-                    vectors.append(from_bytes(data, self._dimension))
-            elif isinstance(event, SubjectErased):
+            if isinstance(event, SubjectErased):
                 self._flush(labels, vectors)
                 # Overwrite the erased vectors in place (hidden from search), and save at
                 # once so the file on disk no longer holds them either.
-                self.index.scrub(erased_rows(self._memories, event))
+                self.index.scrub(self._source.erased(event))
                 erased = True
+                continue
+            for entry in self._source.entries(stored):
+                if entry.vector:
+                    labels.append(entry.label)
+                    vectors.append(from_bytes(entry.vector, self._dimension))
         self._flush(labels, vectors)
         self._applied = records[-1].seq
         self._unsaved += len(records)
@@ -100,12 +182,10 @@ class VectorProjection:
 
 
 class FullTextProjection:
-    name = "fulltext"
-
-    def __init__(self, directory: Path, sealer: Sealer, memories: MemoryProjection) -> None:
+    def __init__(self, name: str, directory: Path, source: IndexSource) -> None:
+        self.name = name
         self._directory = directory
-        self._sealer = sealer
-        self._memories = memories
+        self._source = source
         self.index = FullTextIndex(directory)
         self._applied = self.index.last_seq
 
@@ -116,15 +196,15 @@ class FullTextProjection:
         docs: list[TextDoc] = []
         for stored in records:
             event = stored.record.event
-            if isinstance(event, MemoryWritten | MemorySuperseded | MemoryEdited):
-                text = self._sealer.open_text(event.content)
-                if text is not None:
-                    docs.append(TextDoc(stored.seq, event.container_tag, text))
-            elif isinstance(event, SubjectErased):
+            if isinstance(event, SubjectErased):
                 if docs:
                     self.index.add(docs, seq=None)
                     docs = []
-                self.index.purge(erased_rows(self._memories, event), seq=stored.seq)
+                self.index.purge(self._source.erased(event), seq=stored.seq)
+                continue
+            docs.extend(
+                TextDoc(e.label, e.container_tag, e.text) for e in self._source.entries(stored)
+            )
         if docs:
             self.index.add(docs, seq=records[-1].seq)
         else:
@@ -139,17 +219,3 @@ class FullTextProjection:
 
     def close(self) -> None:
         self.index.close()
-
-
-def erased_rows(memories: MemoryProjection, event: SubjectErased) -> list[int]:
-    """The index labels an erase reaches: every version of the chain, or of the container.
-
-    The memories projection keeps erased versions' rows (without their text), so their labels
-    are still known when the indexes apply the erase.
-    """
-    if event.scope == "memory" and event.memory_id is not None:
-        chain = memories.chain(event.memory_id)
-        return [] if chain is None else [v.row_id for v in chain.versions]
-    if event.scope == "container" and event.container_tag is not None:
-        return memories.rows_of_container(event.container_tag)
-    return []

@@ -1,0 +1,240 @@
+"""The documents read model: documents and their chunks in ``documents.sqlite3``.
+
+Chunks are cut again from the content when a ``document.ingested`` record is applied (the
+chunker is deterministic and its recipe is in the event); their vectors come from the event.
+A chunk's ``label`` (``seq * CHUNK_SLOTS + index``) names it in the document indexes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import msgspec
+
+from ..chunking import chunk
+from ..eventlog import Sealer, StoredRecord
+from ..eventlog.events import DocumentIngested, SubjectErased
+from .sqlite import SqliteProjection
+
+CHUNK_SLOTS = 1 << 16  # chunks a document may have: labels stay unique and below 2**63
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    document_id TEXT PRIMARY KEY,
+    container_tag TEXT NOT NULL,
+    title TEXT,
+    content TEXT,
+    content_hash TEXT,
+    metadata TEXT,
+    chunk_count INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    agent_id TEXT NOT NULL,
+    protocol TEXT NOT NULL,
+    erased INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS documents_by_hash ON documents(container_tag, content_hash);
+CREATE TABLE IF NOT EXISTS chunks (
+    label INTEGER PRIMARY KEY,
+    document_id TEXT NOT NULL REFERENCES documents(document_id),
+    idx INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    text TEXT
+);
+"""
+
+
+class DocumentRow(msgspec.Struct, frozen=True, kw_only=True):
+    document_id: str
+    container_tag: str
+    title: str | None
+    content: str | None
+    metadata: dict[str, object] | None
+    chunk_count: int
+    seq: int
+    created_at: int
+    agent_id: str
+    protocol: str
+    erased: bool
+
+
+class ChunkRow(msgspec.Struct, frozen=True, kw_only=True):
+    label: int
+    document_id: str
+    index: int
+    start: int
+    end: int
+    text: str | None
+    container_tag: str
+    title: str | None
+
+
+def document_hash(content: str) -> str:
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+_DOC_COLUMNS = (
+    "document_id, container_tag, title, content, metadata, chunk_count, seq, created_at,"
+    " agent_id, protocol, erased"
+)
+
+
+class DocumentProjection(SqliteProjection):
+    name = "documents"
+    schema = SCHEMA
+
+    def __init__(self, path: Path, sealer: Sealer) -> None:
+        self._sealer = sealer
+        super().__init__(path)
+
+    def _fold(self, stored: StoredRecord) -> bool:
+        record = stored.record
+        event = record.event
+        if isinstance(event, DocumentIngested):
+            content = self._sealer.open_text(event.content)
+            title = None if event.title is None else self._sealer.open_text(event.title)
+            metadata = None if event.metadata is None else self._sealer.open_text(event.metadata)
+            chunks = [] if content is None else chunk(content)
+            self._conn.execute(
+                "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    event.document_id,
+                    event.container_tag,
+                    title,
+                    content,
+                    None if content is None else document_hash(content),
+                    metadata,
+                    len(chunks),
+                    record.seq,
+                    record.ts,
+                    record.actor.agent_id,
+                    record.actor.protocol,
+                    int(content is None),
+                ),
+            )
+            self._conn.executemany(
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (record.seq * CHUNK_SLOTS + i, event.document_id, i, c.start, c.end, c.text)
+                    for i, c in enumerate(chunks)
+                ],
+            )
+        elif isinstance(event, SubjectErased) and event.scope in ("document", "container"):
+            if event.scope == "document":
+                where, arg = "document_id = ?", event.subject.removeprefix("document:")
+            else:
+                where, arg = "container_tag = ?", str(event.container_tag)
+            self._conn.execute(
+                "UPDATE chunks SET text = NULL WHERE document_id IN"
+                f" (SELECT document_id FROM documents WHERE {where})",
+                (arg,),
+            )
+            self._conn.execute(
+                "UPDATE documents SET title = NULL, content = NULL, content_hash = NULL,"
+                f" metadata = NULL, erased = 1 WHERE {where}",
+                (arg,),
+            )
+            return True
+        return False
+
+    # --- queries ---------------------------------------------------------------------------
+
+    def duplicate(self, container_tag: str, content: str) -> DocumentRow | None:
+        rows = self._documents(
+            "WHERE container_tag = ? AND content_hash = ? ORDER BY seq LIMIT 1",
+            (container_tag, document_hash(content)),
+        )
+        return rows[0] if rows else None
+
+    def get(self, document_id: str) -> DocumentRow | None:
+        rows = self._documents("WHERE document_id = ?", (document_id,))
+        return rows[0] if rows else None
+
+    def list_documents(
+        self, *, container_tag: str | None, limit: int, offset: int
+    ) -> tuple[list[DocumentRow], int]:
+        where, args = ("WHERE container_tag = ? AND erased = 0", [container_tag])
+        if container_tag is None:
+            where, args = "WHERE erased = 0", []
+        with self._lock:
+            total = self._conn.execute(f"SELECT count(*) FROM documents {where}", args).fetchone()
+        rows = self._documents(
+            f"{where} ORDER BY seq DESC LIMIT ? OFFSET ?", (*args, limit, offset)
+        )
+        return rows, int(total[0])
+
+    def chunks(self, labels: list[int]) -> dict[int, ChunkRow]:
+        if not labels:
+            return {}
+        marks = ",".join("?" * len(labels))
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT c.label, c.document_id, c.idx, c.start, c.end, c.text, d.container_tag,"
+                " d.title FROM chunks c JOIN documents d ON d.document_id = c.document_id"
+                f" WHERE c.label IN ({marks}) AND d.erased = 0",
+                tuple(labels),
+            ).fetchall()
+        return {
+            r[0]: ChunkRow(
+                label=r[0],
+                document_id=r[1],
+                index=r[2],
+                start=r[3],
+                end=r[4],
+                text=r[5],
+                container_tag=r[6],
+                title=r[7],
+            )
+            for r in rows
+        }
+
+    def live_labels(self, container_tag: str | None) -> frozenset[int]:
+        sql = (
+            "SELECT c.label FROM chunks c JOIN documents d ON d.document_id = c.document_id"
+            " WHERE d.erased = 0"
+        )
+        args: tuple[object, ...] = ()
+        if container_tag is not None:
+            sql += " AND d.container_tag = ?"
+            args = (container_tag,)
+        with self._lock:
+            return frozenset(int(r[0]) for r in self._conn.execute(sql, args))
+
+    def labels_of(self, event: SubjectErased) -> list[int]:
+        if event.scope == "document":
+            where, arg = "document_id = ?", event.subject.removeprefix("document:")
+        elif event.scope == "container" and event.container_tag is not None:
+            where, arg = "container_tag = ?", event.container_tag
+        else:
+            return []
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT label FROM chunks WHERE document_id IN"
+                f" (SELECT document_id FROM documents WHERE {where})",
+                (arg,),
+            ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def _documents(self, tail: str, args: tuple[object, ...] | list[object]) -> list[DocumentRow]:
+        with self._lock:
+            rows = self._conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents {tail}", args)
+            fetched = rows.fetchall()
+        return [
+            DocumentRow(
+                document_id=r[0],
+                container_tag=r[1],
+                title=r[2],
+                content=r[3],
+                metadata=None if r[4] is None else json.loads(r[4]),
+                chunk_count=r[5],
+                seq=r[6],
+                created_at=r[7],
+                agent_id=r[8],
+                protocol=r[9],
+                erased=bool(r[10]),
+            )
+            for r in fetched
+        ]
