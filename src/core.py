@@ -95,6 +95,7 @@ class Core:
             keys=keys,
             sealer=sealer,
             memories=self.memories,
+            documents=self.documents,
             runner=self.runner,
             embedder=self.embedder,
             nearest=_LiveNearest(self.memories, self.vectors),
@@ -107,6 +108,9 @@ class Core:
             memories=self.memories,
             vectors=self.vectors,
             fulltext=self.fulltext,
+            documents=self.documents,
+            document_vectors=self.document_vectors,
+            document_fulltext=self.document_fulltext,
             runner=self.runner,
         )
 

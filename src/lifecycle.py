@@ -21,13 +21,16 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from .chunking import RECIPE as CHUNKER
+from .chunking import chunk
 from .embedding.port import Embedder, embed_bytes
-from .errors import KeyDestroyed, NotFound, VersionConflict
+from .errors import InvalidInput, KeyDestroyed, NotFound, VersionConflict
 from .eventlog import Actor, Draft, EventLog, KeyStore, Sealed, Sealer
 from .eventlog.events import (
     AnyEvent,
     ChainForgotten,
     ChainRestored,
+    DocumentIngested,
     MemoryDeduplicated,
     MemoryEdited,
     MemorySuperseded,
@@ -35,9 +38,10 @@ from .eventlog.events import (
     ProfileUpdated,
     SubjectErased,
 )
+from .projections.documents import CHUNK_SLOTS, DocumentProjection
 from .projections.memories import MemoryProjection, VersionRow, content_hash
 from .projections.runner import ProjectionRunner
-from .subjects import container_subject, memory_subject
+from .subjects import container_subject, document_subject, memory_subject
 
 Status = Literal["created", "superseded", "deduplicated"]
 
@@ -58,6 +62,13 @@ class WriteOutcome(msgspec.Struct, frozen=True, kw_only=True):
     status: Status
     similarity: float | None = None
     seq: int = 0
+
+
+class DocumentOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    document_id: str
+    status: Literal["created", "deduplicated"]
+    chunks: int
+    seq: int
 
 
 class NearestLive(Protocol):
@@ -88,6 +99,7 @@ class Lifecycle:
         keys: KeyStore,
         sealer: Sealer,
         memories: MemoryProjection,
+        documents: DocumentProjection,
         runner: ProjectionRunner,
         embedder: Embedder,
         nearest: NearestLive,
@@ -97,6 +109,7 @@ class Lifecycle:
         self._keys = keys
         self._sealer = sealer
         self._memories = memories
+        self._documents = documents
         self._runner = runner
         self._embedder = embedder
         self._nearest = nearest
@@ -304,6 +317,51 @@ class Lifecycle:
                 container_tag=chain.container_tag,
             )
             return self._append(actor, event)
+
+    def ingest_document(
+        self,
+        container_tag: str,
+        content: str,
+        actor: Actor,
+        *,
+        title: str | None = None,
+        metadata: dict[str, object] | None = None,
+    ) -> DocumentOutcome:
+        """Chunk, embed and record a document; an identical one in the container is reused."""
+        pieces = chunk(content)
+        if not pieces:
+            raise InvalidInput("the document has no text")
+        if len(pieces) >= CHUNK_SLOTS:
+            raise InvalidInput(f"the document has more than {CHUNK_SLOTS - 1} chunks")
+        existing = self._documents.duplicate(container_tag, content)
+        vectors = None if existing is not None else self._embedder.embed([p.text for p in pieces])
+        with self._container_lock(container_tag):
+            existing = self._documents.duplicate(container_tag, content)
+            if existing is not None or vectors is None:
+                assert existing is not None
+                return DocumentOutcome(
+                    document_id=existing.document_id,
+                    status="deduplicated",
+                    chunks=existing.chunk_count,
+                    seq=existing.seq,
+                )
+            document_id = _new_id("doc")
+            subject = document_subject(document_id)
+            event = DocumentIngested(
+                document_id=document_id,
+                container_tag=container_tag,
+                content=self._sealer.seal_text(subject, content),
+                title=None if title is None else self._sealer.seal_text(subject, title),
+                metadata=self._seal_metadata(subject, metadata),
+                chunk_embeddings=self._sealer.seal(
+                    subject, b"".join(embed_bytes(v) for v in vectors)
+                ),
+                chunker=CHUNKER,
+            )
+            seq = self._append(actor, event)
+        return DocumentOutcome(
+            document_id=document_id, status="created", chunks=len(pieces), seq=seq
+        )
 
     def set_profile(
         self, container_tag: str, static: list[str], dynamic: list[str], actor: Actor

@@ -1,16 +1,17 @@
 """Hybrid recall: vector and BM25 candidates, fused by reciprocal rank, weighted for recency,
 floored, diversified, and recorded as a ``recall.performed`` event whose id is the trace id.
 
-Every candidate is kept in the event, also those under the floor and those not served, with
-its similarity, both ranks and its scores, so a trace shows why each memory was or was not
-recalled.
+Memories and document chunks are ranked the same way, each family on its own indexes; a
+``hybrid`` search fuses the two served lists by rank. Every candidate is kept in the event,
+also those under the floor and those not served, with its similarity, both ranks and its
+scores, so a trace shows why each one was or was not recalled.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import msgspec
@@ -20,12 +21,14 @@ import numpy.typing as npt
 from .embedding.port import Embedder, from_bytes
 from .eventlog import Actor, Draft, EventLog, Sealer
 from .eventlog.events import Candidate, RecallPerformed
+from .projections.documents import ChunkRow, DocumentProjection
 from .projections.indexes import FullTextProjection, VectorProjection
 from .projections.memories import MemoryProjection, VersionRow
 from .projections.runner import ProjectionRunner
 from .subjects import container_subject
 
 Origin = Literal["rest", "proxy", "mcp", "capture", "import"]
+Mode = Literal["memories", "documents", "hybrid"]
 
 RRF_K = 60
 FLOOR = 0.25  # cosine under which a candidate without a keyword match is not served
@@ -39,6 +42,7 @@ class RecallRequest(msgspec.Struct, frozen=True, kw_only=True):
     q: str
     container_tag: str | None = None
     limit: int = 10
+    mode: Mode = "memories"
     recency: bool = True
     diversify: bool | None = None
     as_of: int | None = None  # UTC ns
@@ -46,15 +50,37 @@ class RecallRequest(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
-    row: VersionRow
+    """A served result: a memory version or a document chunk."""
+
     similarity: float
     score: float
+    row: VersionRow | None = None
+    chunk: ChunkRow | None = None
+
+    @property
+    def trace_id(self) -> str:
+        if self.row is not None:
+            return self.row.version_id
+        assert self.chunk is not None
+        return chunk_trace_id(self.chunk)
 
 
 class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
     trace_id: str
     hits: list[Hit]
     seq: int
+
+
+class _Ranked(msgspec.Struct, kw_only=True):
+    """One family's outcome: every candidate for the trace, and the served hits in order."""
+
+    candidates: list[Candidate]
+    hits: list[Hit]
+
+
+def chunk_trace_id(chunk: ChunkRow) -> str:
+    """How a trace names a chunk: documents do not version, so by document and index."""
+    return f"{chunk.document_id}#{chunk.index}"
 
 
 class Recall:
@@ -67,6 +93,9 @@ class Recall:
         memories: MemoryProjection,
         vectors: VectorProjection,
         fulltext: FullTextProjection,
+        documents: DocumentProjection,
+        document_vectors: VectorProjection,
+        document_fulltext: FullTextProjection,
         runner: ProjectionRunner,
     ) -> None:
         self._log = log
@@ -75,6 +104,9 @@ class Recall:
         self._memories = memories
         self._vectors = vectors
         self._fulltext = fulltext
+        self._documents = documents
+        self._document_vectors = document_vectors
+        self._document_fulltext = document_fulltext
         self._runner = runner
 
     def search(self, request: RecallRequest, *, origin: Origin, actor: Actor) -> RecallResult:
@@ -87,24 +119,21 @@ class Recall:
             latency[stage] = round((now - clock) * 1000, 3)
             clock = now
 
-        allowed = self._allowed(request)
         query = self._embedder.embed([request.q])[0]
         lap("embed")
-        pool = max(50, request.limit * 5)
-        by_vector = (
-            self._vectors.index.search(query, pool, allowed=allowed.__contains__) if allowed else []
-        )
-        lap("vector")
-        by_text = [
-            (row_id, score)
-            for row_id, score in self._fulltext.index.search(
-                request.q, pool, container=request.container_tag
-            )
-            if row_id in allowed
-        ]
-        lap("bm25")
-        candidates, served = self._rank(request, query, by_vector, by_text)
+        families: list[_Ranked] = []
+        if request.mode in ("memories", "hybrid"):
+            families.append(self._memories_ranked(request, query, lap))
+        if request.mode in ("documents", "hybrid"):
+            families.append(self._documents_ranked(request, query, lap))
+        hits = _interleave([f.hits for f in families])[: request.limit]
         lap("fuse")
+        served = {hit.trace_id for hit in hits}
+        candidates = [
+            msgspec.structs.replace(c, served=c.version_id in served)
+            for family in families
+            for c in family.candidates
+        ]
         recall_id = f"trc_{uuid.uuid4().hex}"
         event = RecallPerformed(
             recall_id=recall_id,
@@ -113,10 +142,11 @@ class Recall:
             query=self._sealer.seal_text(container_subject(request.container_tag or ""), request.q),
             embedder=self._embedder.identity.describe(),
             candidates=candidates,
-            served=[hit.row.version_id for hit in served],
+            served=[hit.trace_id for hit in hits],
             latency_ms=latency,
             params={
                 "limit": request.limit,
+                "searchMode": request.mode,
                 "recency": request.recency,
                 "diversify": request.diversify,
                 "asOf": request.as_of,
@@ -125,7 +155,40 @@ class Recall:
         )
         seq = self._log.append([Draft(actor, event)]).seqs[0]
         self._runner.sync_to(seq)  # so /inspect shows this trace as soon as it is answered
-        return RecallResult(trace_id=recall_id, hits=served, seq=seq)
+        return RecallResult(trace_id=recall_id, hits=hits, seq=seq)
+
+    # --- memories --------------------------------------------------------------------------
+
+    def _memories_ranked(
+        self, request: RecallRequest, query: npt.NDArray[np.float32], lap: Callable[[str], None]
+    ) -> _Ranked:
+        allowed = self._allowed(request)
+        by_vector, by_text = _candidates(
+            self._vectors, self._fulltext, request, query, allowed, lap, "memory"
+        )
+        rows = self._memories.by_row_ids(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
+        reference = request.as_of or time.time_ns()
+
+        def weight(row_id: int) -> float:
+            if not request.recency:
+                return 1.0
+            age_days = max(0.0, (reference - rows[row_id].observed_at) / _NS_PER_DAY)
+            decay = float(0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS))
+            return (1.0 - RECENCY_WEIGHT) + RECENCY_WEIGHT * decay
+
+        fused = _fuse(by_vector, by_text, [r for r in rows], weight)
+        diversify = request.diversify if request.diversify is not None else request.limit >= 5
+        order = [f.label for f in fused if not f.below_floor]
+        if diversify:
+            order = self._mmr(order, {f.label: f.score for f in fused})
+        by_label = {f.label: f for f in fused}
+        return _Ranked(
+            candidates=[f.candidate(rows[f.label].version_id) for f in fused],
+            hits=[
+                Hit(row=rows[r], similarity=by_label[r].similarity or 0.0, score=by_label[r].score)
+                for r in order[: request.limit]
+            ],
+        )
 
     def _allowed(self, request: RecallRequest) -> frozenset[int]:
         """The versions a search may return: latest (or valid at ``as_of``), live, in scope."""
@@ -137,64 +200,7 @@ class Recall:
             include_forgotten=request.include_forgotten,
         )
 
-    def _rank(
-        self,
-        request: RecallRequest,
-        query: npt.NDArray[np.float32],
-        by_vector: Sequence[tuple[int, float]],
-        by_text: Sequence[tuple[int, float]],
-    ) -> tuple[list[Candidate], list[Hit]]:
-        vector_rank = {row_id: i + 1 for i, (row_id, _) in enumerate(by_vector)}
-        similarity = dict(by_vector)
-        text_rank = {row_id: i + 1 for i, (row_id, _) in enumerate(by_text)}
-        bm25 = dict(by_text)
-        rows = self._memories.by_row_ids(list({*vector_rank, *text_rank}))
-        reference = request.as_of or time.time_ns()
-        scored: list[tuple[float, float, int]] = []
-        for row_id in rows:
-            fused = sum(
-                1.0 / (RRF_K + rank[row_id]) for rank in (vector_rank, text_rank) if row_id in rank
-            )
-            score = fused
-            if request.recency:
-                age_days = max(0.0, (reference - rows[row_id].observed_at) / _NS_PER_DAY)
-                decay = 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
-                score = fused * ((1.0 - RECENCY_WEIGHT) + RECENCY_WEIGHT * decay)
-            scored.append((score, fused, row_id))
-        scored.sort(key=lambda s: (-s[0], s[2]))
-        floor_ok = [
-            row_id
-            for _, _, row_id in scored
-            if row_id in text_rank or similarity.get(row_id, 0.0) >= FLOOR
-        ]
-        diversify = request.diversify if request.diversify is not None else request.limit >= 5
-        order = self._mmr(query, floor_ok, {r: s for s, _, r in scored}) if diversify else floor_ok
-        chosen = order[: request.limit]
-        served_set = set(chosen)
-        score_of = {row_id: (score, fused) for score, fused, row_id in scored}
-        candidates = [
-            Candidate(
-                version_id=rows[row_id].version_id,
-                similarity=similarity.get(row_id),
-                bm25=bm25.get(row_id),
-                fused=score_of[row_id][1],
-                score=score_of[row_id][0],
-                served=row_id in served_set,
-                vector_rank=vector_rank.get(row_id),
-                bm25_rank=text_rank.get(row_id),
-                below_floor=row_id not in text_rank and similarity.get(row_id, 0.0) < FLOOR,
-            )
-            for _, _, row_id in scored
-        ]
-        hits = [
-            Hit(row=rows[row_id], similarity=similarity.get(row_id, 0.0), score=score_of[row_id][0])
-            for row_id in chosen
-        ]
-        return candidates, hits
-
-    def _mmr(
-        self, query: npt.NDArray[np.float32], ranked: list[int], score: dict[int, float]
-    ) -> list[int]:
+    def _mmr(self, ranked: list[int], score: dict[int, float]) -> list[int]:
         """Maximal marginal relevance: reorder so near-duplicates do not crowd the top.
 
         It only reorders: relevance is the fused score (scaled to the best one), redundancy
@@ -222,3 +228,115 @@ class Recall:
                 if vector is not None:
                     redundancy[r] = max(redundancy[r], float(np.dot(placed, vector)))
         return chosen
+
+    # --- documents -------------------------------------------------------------------------
+
+    def _documents_ranked(
+        self, request: RecallRequest, query: npt.NDArray[np.float32], lap: Callable[[str], None]
+    ) -> _Ranked:
+        """Chunks rank by fused vector and BM25 ranks; documents do not version, so ``asOf``
+        and recency do not apply to them."""
+        allowed = self._documents.live_labels(request.container_tag)
+        by_vector, by_text = _candidates(
+            self._document_vectors, self._document_fulltext, request, query, allowed, lap, "doc"
+        )
+        chunks = self._documents.chunks(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
+        fused = _fuse(by_vector, by_text, list(chunks), lambda _: 1.0)
+        return _Ranked(
+            candidates=[f.candidate(chunk_trace_id(chunks[f.label])) for f in fused],
+            hits=[
+                Hit(chunk=chunks[f.label], similarity=f.similarity or 0.0, score=f.score)
+                for f in fused
+                if not f.below_floor
+            ][: request.limit],
+        )
+
+
+class _Fused(msgspec.Struct, kw_only=True):
+    label: int
+    similarity: float | None
+    bm25: float | None
+    vector_rank: int | None
+    bm25_rank: int | None
+    fused: float
+    score: float
+    below_floor: bool
+
+    def candidate(self, trace_id: str) -> Candidate:
+        return Candidate(
+            version_id=trace_id,
+            similarity=self.similarity,
+            bm25=self.bm25,
+            fused=self.fused,
+            score=self.score,
+            vector_rank=self.vector_rank,
+            bm25_rank=self.bm25_rank,
+            below_floor=self.below_floor,
+        )
+
+
+def _candidates(
+    vectors: VectorProjection,
+    fulltext: FullTextProjection,
+    request: RecallRequest,
+    query: npt.NDArray[np.float32],
+    allowed: frozenset[int],
+    lap: Callable[[str], None],
+    stage: str,
+) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    pool = max(50, request.limit * 5)
+    by_vector = vectors.index.search(query, pool, allowed=allowed.__contains__) if allowed else []
+    lap(f"{stage}_vector")
+    by_text = [
+        (label, score)
+        for label, score in fulltext.index.search(request.q, pool, container=request.container_tag)
+        if label in allowed
+    ]
+    lap(f"{stage}_bm25")
+    return by_vector, by_text
+
+
+def _fuse(
+    by_vector: Sequence[tuple[int, float]],
+    by_text: Sequence[tuple[int, float]],
+    known: Sequence[int],
+    weight: Callable[[int], float],
+) -> list[_Fused]:
+    """Reciprocal rank fusion of the two lists, weighted, best first; ``known`` are the labels
+    still resolvable (a label erased since the index answered is dropped)."""
+    vector_rank = {label: i + 1 for i, (label, _) in enumerate(by_vector)}
+    text_rank = {label: i + 1 for i, (label, _) in enumerate(by_text)}
+    similarity = dict(by_vector)
+    bm25 = dict(by_text)
+    fused: list[_Fused] = []
+    for label in known:
+        rrf = sum(
+            1.0 / (RRF_K + ranks[label]) for ranks in (vector_rank, text_rank) if label in ranks
+        )
+        fused.append(
+            _Fused(
+                label=label,
+                similarity=similarity.get(label),
+                bm25=bm25.get(label),
+                vector_rank=vector_rank.get(label),
+                bm25_rank=text_rank.get(label),
+                fused=rrf,
+                score=rrf * weight(label),
+                below_floor=label not in text_rank and similarity.get(label, 0.0) < FLOOR,
+            )
+        )
+    fused.sort(key=lambda f: (-f.score, f.label))
+    return fused
+
+
+def _interleave(lists: list[list[Hit]]) -> list[Hit]:
+    """One list from several served lists, by reciprocal rank (a single list is kept as is)."""
+    if len(lists) == 1:
+        return lists[0]
+    scored = [
+        (1.0 / (RRF_K + position), n, position, hit)
+        for n, hits in enumerate(lists)
+        for position, hit in enumerate(hits, start=1)
+    ]
+    scored.sort(key=lambda s: (-s[0], -s[3].score, s[1], s[2]))
+    return [hit for *_, hit in scored]

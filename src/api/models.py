@@ -9,6 +9,7 @@ import msgspec
 
 from ..clock import iso, to_ns
 from ..errors import InvalidInput
+from ..projections.documents import ChunkRow, DocumentRow
 from ..projections.memories import ChainView, VersionRow
 
 Content = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000)]
@@ -44,6 +45,13 @@ class Forget(_Body, frozen=True, kw_only=True):
 
 
 Fact = Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
+
+
+class PostDocument(_Body, frozen=True, kw_only=True):
+    container_tag: Tag
+    content: Annotated[str, msgspec.Meta(min_length=1)]
+    title: Annotated[str, msgspec.Meta(max_length=1000)] | None = None
+    metadata: dict[str, str | int | float | bool | None] | None = None
 
 
 class PutProfile(_Body, frozen=True, kw_only=True):
@@ -141,3 +149,37 @@ def chain_json(chain: ChainView) -> dict[str, object]:
         "erased": chain.erased,
         "versions": [version_json(v, windows=True) for v in chain.versions],
     }
+
+
+def chunk_json(chunk: ChunkRow | None) -> dict[str, object]:
+    assert chunk is not None
+    return {
+        "type": "document",
+        "documentId": chunk.document_id,
+        "chunkIndex": chunk.index,
+        "title": chunk.title,
+        "containerTag": chunk.container_tag,
+        "content": chunk.text,
+        "start": chunk.start,
+        "end": chunk.end,
+    }
+
+
+def document_json(document: DocumentRow, *, content: bool) -> dict[str, object]:
+    body: dict[str, object] = {
+        "id": document.document_id,
+        "containerTag": document.container_tag,
+        "title": document.title,
+        "metadata": document.metadata,
+        "chunks": document.chunk_count,
+        "erased": document.erased,
+        "provenance": {
+            "agentId": document.agent_id,
+            "protocol": document.protocol,
+            "createdAt": iso(document.created_at),
+            "seq": document.seq,
+        },
+    }
+    if content:
+        body["content"] = document.content
+    return body

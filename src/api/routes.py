@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..clock import iso
-from ..errors import InvalidInput, NotFound
+from ..errors import NotFound
 from ..eventlog import Actor
 from ..lifecycle import NewMemory, WriteOutcome
 from ..recall import RecallRequest
@@ -18,10 +18,13 @@ from .body import read_json
 from .models import (
     Forget,
     PatchMemory,
+    PostDocument,
     PutProfile,
     Search,
     WriteMemories,
     chain_json,
+    chunk_json,
+    document_json,
     parse_as_of,
     parse_observed_at,
     version_json,
@@ -124,6 +127,52 @@ def memory_routes(runtime: Runtime) -> APIRouter:
         seq = await run_in_threadpool(core.lifecycle.erase, memory_id, LOCAL)
         return JSONResponse({"id": memory_id, "hardDeleted": True, "erased": True, "seq": seq})
 
+    @router.post("/documents")
+    async def post_document(request: Request) -> JSONResponse:
+        body = await read_json(request, PostDocument, max_bytes=limit)
+        outcome = await run_in_threadpool(
+            lambda: core.lifecycle.ingest_document(
+                body.container_tag,
+                body.content,
+                LOCAL,
+                title=body.title,
+                metadata=dict(body.metadata) if body.metadata is not None else None,
+            )
+        )
+        return JSONResponse(
+            {
+                "id": outcome.document_id,
+                "status": outcome.status,
+                "chunks": outcome.chunks,
+                "seq": outcome.seq,
+            }
+        )
+
+    @router.get("/documents")
+    def list_documents(
+        container_tag: Annotated[str | None, Query(alias="containerTag", max_length=256)] = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+        offset: Annotated[int, Query(ge=0)] = 0,
+    ) -> JSONResponse:
+        rows, total = core.documents.list_documents(
+            container_tag=container_tag, limit=limit, offset=offset
+        )
+        return JSONResponse(
+            {
+                "documents": [document_json(r, content=False) for r in rows],
+                "total": total,
+                "limit": limit,
+                "offset": offset,
+            }
+        )
+
+    @router.get("/documents/{document_id}")
+    def get_document(document_id: str) -> JSONResponse:
+        document = core.documents.get(document_id)
+        if document is None:
+            raise NotFound(f"no document {document_id!r}")
+        return JSONResponse(document_json(document, content=True))
+
     @router.get("/profile")
     def get_profile(
         container_tag: Annotated[str, Query(alias="containerTag", min_length=1, max_length=256)],
@@ -150,9 +199,8 @@ def memory_routes(runtime: Runtime) -> APIRouter:
     @router.post("/search")
     async def search(request: Request) -> JSONResponse:
         body = await read_json(request, Search, max_bytes=limit)
-        if body.search_mode != "memories":
-            raise InvalidInput(f"searchMode {body.search_mode!r} needs documents: not served yet")
         recall = RecallRequest(
+            mode=body.search_mode,
             q=body.q,
             container_tag=body.container_tag,
             limit=body.limit,
@@ -166,7 +214,11 @@ def memory_routes(runtime: Runtime) -> APIRouter:
         )
         results = [
             {
-                **version_json(hit.row, windows=True),
+                **(
+                    {"type": "memory", **version_json(hit.row, windows=True)}
+                    if hit.row is not None
+                    else chunk_json(hit.chunk)
+                ),
                 "similarity": round(hit.similarity, 6),
                 "score": round(hit.score, 6),
             }
