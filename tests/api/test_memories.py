@@ -179,7 +179,7 @@ def test_every_recall_is_traced_with_all_its_candidates(tmp_path: Path) -> None:
     assert len(recall.candidates) == 2  # the one not served is kept too
     assert sorted(c.served for c in recall.candidates) == [False, True]
     assert all(c.similarity is not None for c in recall.candidates)
-    assert set(recall.latency_ms) == {"embed", "vector", "bm25", "fuse"}
+    assert set(recall.latency_ms) == {"embed", "memory_vector", "memory_bm25", "fuse"}
     assert recall.embedder.startswith("all-MiniLM-L6-v2")
 
 
