@@ -4,9 +4,14 @@ edit and erase.
 A write is decided against the current state of its container: an exact duplicate of a live
 latest version becomes a ``memory.deduplicated`` event and no new version; a near duplicate
 (cosine at or above the supersede threshold) becomes version n+1 of that chain; anything else
-starts a new chain. Decisions for one container are serialised by a lock held from the
-decision to the moment the projections have applied the events, so two writers can never
-both extend the same version of a chain. Texts are embedded in one batch before the lock.
+starts a new chain. Texts are embedded in one batch before any lock.
+
+Decisions for one container are serialised by a lock, but the lock is not held while the
+append syncs to disk: a writer decides, submits its append (the log keeps submission order),
+records the chain heads it is making as *in flight*, and releases the lock; the next writer
+decides against the projections plus those in-flight heads. So concurrent writers to one
+container share group commits, and two of them can still never extend the same version of a
+chain. In-flight heads are dropped once their records are applied to the projections.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import threading
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import Future
 from typing import Literal, Protocol
 
 import msgspec
@@ -25,7 +31,7 @@ from .chunking import RECIPE as CHUNKER
 from .chunking import chunk
 from .embedding.port import Embedder, embed_bytes
 from .errors import InvalidInput, KeyDestroyed, NotFound, VersionConflict
-from .eventlog import Actor, Draft, EventLog, KeyStore, Sealed, Sealer
+from .eventlog import Actor, Appended, Draft, EventLog, KeyStore, Sealed, Sealer
 from .eventlog.events import (
     AnyEvent,
     ChainForgotten,
@@ -116,6 +122,10 @@ class Lifecycle:
         self._threshold = supersede_threshold
         self._locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
         self._locks_guard = threading.Lock()
+        # container -> memory_id -> (token of the write that made it, the in-flight head)
+        self._in_flight: defaultdict[str, dict[str, tuple[object, _Head]]] = defaultdict(dict)
+        # container -> the appends of its in-flight writes, by token
+        self._pending: defaultdict[str, dict[object, Future[Appended]]] = defaultdict(dict)
 
     # --- writes --------------------------------------------------------------------------
 
@@ -126,16 +136,32 @@ class Lifecycle:
         if not items:
             return []
         vectors = self._embedder.embed([item.content for item in items])
-        with self._container_lock(container_tag):
+        token = object()
+        lock = self._container_lock(container_tag)
+        with lock:
+            in_flight = self._in_flight[container_tag]
+            batch = [head for _, head in in_flight.values()]
             drafts: list[Draft] = []
             outcomes: list[WriteOutcome] = []
-            batch: list[_Head] = []
             for item, vector in zip(items, vectors, strict=True):
                 event, outcome = self._decide(container_tag, item, vector, batch)
                 drafts.append(Draft(actor, event))
                 outcomes.append(outcome)
-            appended = self._log.append(drafts)
+            future = self._log.submit(drafts)
+            self._pending[container_tag][token] = future
+            made = {o.memory_id for o in outcomes if o.status != "deduplicated"}
+            for head in batch:
+                if head.memory_id in made:
+                    in_flight[head.memory_id] = (token, head)
+        try:
+            appended = future.result()
             self._runner.sync_to(appended.seqs[-1])
+        finally:
+            with lock:
+                self._pending[container_tag].pop(token, None)
+                for memory_id, (owner, _) in list(in_flight.items()):
+                    if owner is token:
+                        del in_flight[memory_id]
         return [
             msgspec.structs.replace(o, seq=seq)
             for o, seq in zip(outcomes, appended.seqs, strict=True)
@@ -262,6 +288,7 @@ class Lifecycle:
         container_tag = self._existing(memory_id).container_tag
         vector = self._embedder.embed([item.content])[0]
         with self._container_lock(container_tag):
+            self._settle(container_tag)
             latest = self._memories.latest(memory_id)
             if latest is None:
                 raise NotFound(f"no memory {memory_id!r}")
@@ -298,17 +325,20 @@ class Lifecycle:
         chain = self._existing(memory_id)
         sealed = self._sealer.seal_text(memory_subject(memory_id), reason)
         with self._container_lock(chain.container_tag):
+            self._settle(chain.container_tag)
             return self._append(actor, ChainForgotten(memory_id=memory_id, reason=sealed))
 
     def restore(self, memory_id: str, actor: Actor) -> int:
         chain = self._existing(memory_id)
         with self._container_lock(chain.container_tag):
+            self._settle(chain.container_tag)
             return self._append(actor, ChainRestored(memory_id=memory_id))
 
     def erase(self, memory_id: str, actor: Actor) -> int:
         """Hard delete: destroy the chain's key, then record it; projections purge the text."""
         chain = self._existing(memory_id)
         with self._container_lock(chain.container_tag):
+            self._settle(chain.container_tag)
             self._keys.destroy(memory_subject(memory_id))
             event = SubjectErased(
                 subject=memory_subject(memory_id),
@@ -382,6 +412,23 @@ class Lifecycle:
             raise KeyDestroyed(f"memory {memory_id!r} was erased")
         return latest
 
+    def _settle(self, container_tag: str) -> None:
+        """With the container's lock held: let the in-flight writes reach the projections.
+
+        Operations that read a chain's latest version and append under the lock (edit,
+        forget, restore, erase) must see every write decided before them. The log keeps
+        submission order, so applying up to the head covers every in-flight write; their
+        heads are then known to the projections and are dropped from the overlay.
+        """
+        pending = self._pending[container_tag]
+        if not pending:
+            return
+        seqs = [seq for future in list(pending.values()) for seq in _seqs_of(future)]
+        if seqs:
+            self._runner.sync_to(max(seqs))
+        pending.clear()
+        self._in_flight[container_tag].clear()
+
     def _append(self, actor: Actor, event: AnyEvent) -> int:
         seq = self._log.append([Draft(actor, event)]).seqs[0]
         self._runner.sync_to(seq)
@@ -395,6 +442,15 @@ class Lifecycle:
     def _container_lock(self, container_tag: str) -> threading.Lock:
         with self._locks_guard:
             return self._locks[container_tag]
+
+
+def _seqs_of(future: Future[Appended]) -> list[int]:
+    """The seqs an in-flight append got, once durable; none if it failed (its writer reports
+    the failure)."""
+    try:
+        return future.result().seqs
+    except Exception:
+        return []
 
 
 def _live_latest(row: VersionRow) -> bool:

@@ -91,7 +91,9 @@ class LmdbEventLog:
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
     ) -> Appended:
-        return self._submit(drafts, idempotency_key, fingerprint).result()
+        return self.submit(
+            drafts, idempotency_key=idempotency_key, fingerprint=fingerprint
+        ).result()
 
     async def append_async(
         self,
@@ -100,7 +102,8 @@ class LmdbEventLog:
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
     ) -> Appended:
-        return await asyncio.wrap_future(self._submit(drafts, idempotency_key, fingerprint))
+        future = self.submit(drafts, idempotency_key=idempotency_key, fingerprint=fingerprint)
+        return await asyncio.wrap_future(future)
 
     @property
     def writer_stats(self) -> WriterStats:
@@ -111,14 +114,18 @@ class LmdbEventLog:
         """The error that stopped writes, if any (cleared only by reopening)."""
         return self._failure
 
-    def _submit(
-        self, drafts: Sequence[Draft], key: str | None, fingerprint: bytes | None
+    def submit(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        idempotency_key: str | None = None,
+        fingerprint: bytes | None = None,
     ) -> Future[Appended]:
         if self._failure is not None:
             raise self._failure
-        check_idempotency_key(key)
+        check_idempotency_key(idempotency_key)
         checked = checked_fingerprint(drafts, self._codec)
-        request = _AppendRequest(tuple(drafts), key, fingerprint or checked)
+        request = _AppendRequest(tuple(drafts), idempotency_key, fingerprint or checked)
         return self._writer.submit(request)
 
     def _commit_batch(self, requests: Sequence[_AppendRequest]) -> list[Appended | BaseException]:

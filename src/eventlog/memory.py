@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 
 from ..errors import IdempotencyConflict, LogClosed
 from .chain import IdempotencyEntry, chain, check_idempotency_key, checked_fingerprint
@@ -66,6 +67,22 @@ class InMemoryEventLog:
         fingerprint: bytes | None = None,
     ) -> Appended:
         return self.append(drafts, idempotency_key=idempotency_key, fingerprint=fingerprint)
+
+    def submit(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        idempotency_key: str | None = None,
+        fingerprint: bytes | None = None,
+    ) -> Future[Appended]:
+        future: Future[Appended] = Future()
+        try:
+            appended = self.append(drafts, idempotency_key=idempotency_key, fingerprint=fingerprint)
+        except Exception as exc:
+            future.set_exception(exc)
+        else:
+            future.set_result(appended)
+        return future
 
     def read(self, from_seq: int = 1, limit: int | None = None) -> Iterator[StoredRecord]:
         seq = max(from_seq, 1)

@@ -7,6 +7,7 @@ depends on LMDB specifics, so another backend (an append-only SQL table) can tak
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from typing import Protocol
 
 import msgspec
@@ -69,6 +70,20 @@ class EventLog(Protocol):
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
     ) -> Appended: ...
+
+    def submit(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        idempotency_key: str | None = None,
+        fingerprint: bytes | None = None,
+    ) -> Future[Appended]:
+        """Queue an append without waiting; the future resolves once it is durable.
+
+        Appends are stored in the order they were submitted, so a caller may decide under a
+        lock, submit, release the lock and only then wait (and share a commit with others).
+        """
+        ...
 
     def read(self, from_seq: int = 1, limit: int | None = None) -> Iterator[StoredRecord]:
         """Records in seq order from ``from_seq``, checked as they are read."""

@@ -203,3 +203,10 @@ def test_an_unstorable_idempotency_key_is_refused(log: EventLog, key: str) -> No
         log.append([signal_draft("x")], idempotency_key=key)
     # The log is not harmed: a client-chosen key must never stop writes for everyone.
     assert log.append([signal_draft("y")], idempotency_key="k" * 256).seqs == [1]
+
+
+def test_submitted_appends_keep_their_submission_order(log: EventLog) -> None:
+    futures = [log.submit([signal_draft(f"s{i}")]) for i in range(20)]
+    seqs = [f.result(timeout=10).seqs[0] for f in futures]
+    assert seqs == list(range(1, 21))
+    assert notes(log) == [f"s{i}" for i in range(20)]
