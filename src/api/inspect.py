@@ -40,14 +40,30 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
         versions = core.memories.by_version_ids(ids)
         candidates = []
         for c in trace.candidates:
-            row = versions.get(str(c["version_id"]))
-            candidates.append(
-                {
-                    "versionId": c["version_id"],
+            ref = str(c["version_id"])
+            document_id, _, index = ref.partition("#")
+            if index.isdigit():  # a document chunk: documents do not version
+                found = core.documents.chunk_at(document_id, int(index))
+                what: dict[str, object] = {
+                    "type": "document",
+                    "documentId": document_id,
+                    "chunkIndex": int(index),
+                    "content": None if found is None else found.text,
+                    "erased": found is None or found.text is None,
+                }
+            else:
+                row = versions.get(ref)
+                what = {
+                    "type": "memory",
                     "id": None if row is None else row.memory_id,
                     "version": None if row is None else row.version,
                     "content": None if row is None else row.content,
                     "erased": row is not None and row.erased,
+                }
+            candidates.append(
+                {
+                    "versionId": ref,
+                    **what,
                     "similarity": c.get("similarity"),
                     "bm25": c.get("bm25"),
                     "vectorRank": c.get("vector_rank"),

@@ -191,6 +191,28 @@ class DocumentProjection(SqliteProjection):
             for r in rows
         }
 
+    def chunk_at(self, document_id: str, index: int) -> ChunkRow | None:
+        """A chunk by its document and index (how traces name chunks), erased or not."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT c.label, c.text, d.container_tag, d.title, c.start, c.end"
+                " FROM chunks c JOIN documents d ON d.document_id = c.document_id"
+                " WHERE c.document_id = ? AND c.idx = ?",
+                (document_id, index),
+            ).fetchone()
+        if row is None:
+            return None
+        return ChunkRow(
+            label=row[0],
+            document_id=document_id,
+            index=index,
+            start=row[4],
+            end=row[5],
+            text=row[1],
+            container_tag=row[2],
+            title=row[3],
+        )
+
     def live_labels(self, container_tag: str | None) -> frozenset[int]:
         sql = (
             "SELECT c.label FROM chunks c JOIN documents d ON d.document_id = c.document_id"

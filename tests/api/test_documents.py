@@ -79,4 +79,6 @@ def test_hybrid_mode_mixes_memories_and_chunks(client: httpx.Client) -> None:
     assert kinds == {"memory", "document"}
     trace = client.get(f"/inspect/{found.json()['traceId']}").json()
     assert trace["params"]["searchMode"] == "hybrid"
-    assert any("#" in c["versionId"] for c in trace["candidates"])
+    chunks = [c for c in trace["candidates"] if c["type"] == "document"]
+    assert chunks and all(c["content"] and not c["erased"] for c in chunks)
+    assert {c["type"] for c in trace["candidates"]} == {"memory", "document"}
