@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Literal
 
 import msgspec
@@ -190,7 +191,7 @@ class Recall:
             ],
         )
 
-    def _allowed(self, request: RecallRequest) -> frozenset[int]:
+    def _allowed(self, request: RecallRequest) -> AbstractSet[int]:
         """The versions a search may return: latest (or valid at ``as_of``), live, in scope."""
         if request.as_of is None and not request.include_forgotten and request.container_tag:
             return self._memories.live_rows(request.container_tag)
@@ -280,7 +281,7 @@ def _candidates(
     fulltext: FullTextProjection,
     request: RecallRequest,
     query: npt.NDArray[np.float32],
-    allowed: frozenset[int],
+    allowed: AbstractSet[int],
     lap: Callable[[str], None],
     stage: str,
 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:

@@ -14,6 +14,7 @@ import hashlib
 import json
 import unicodedata
 from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 import msgspec
@@ -134,6 +135,8 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(normal.encode()).hexdigest()
 
 
+_EMPTY: frozenset[int] = frozenset()
+
 _VERSION_COLUMNS = """
     v.row_id, v.version_id, v.memory_id, v.version, v.kind, v.container_tag, v.content,
     v.is_static, v.metadata, v.observed_at, v.observed_at_text, v.valid_from, v.valid_to,
@@ -171,6 +174,7 @@ class MemoryProjection(SqliteProjection):
 
     def _rolled_back(self) -> None:
         self._touched.clear()
+        self._load_live()  # a container erase may have dropped live rows before the failure
 
     def _fold(self, stored: StoredRecord) -> bool:
         """Apply one record, noting the chain it touched; True when it erased something."""
@@ -325,10 +329,13 @@ class MemoryProjection(SqliteProjection):
                 self._live.setdefault(row[1], set()).add(row[2])
                 self._live_row[memory_id] = (row[1], row[2])
 
-    def live_rows(self, container_tag: str) -> frozenset[int]:
-        """Row ids of the latest versions of the container's live chains."""
-        with self._lock:
-            return frozenset(self._live.get(container_tag, ()))
+    def live_rows(self, container_tag: str) -> AbstractSet[int]:
+        """Row ids of the latest versions of the container's live chains.
+
+        A live view, not a copy (recall and writes ask for it on every call, and a container
+        may hold many thousands): it changes as batches commit, and callers must not mutate it.
+        """
+        return self._live.get(container_tag, _EMPTY)
 
     def _meta(self, key: str) -> str | None:
         with self._lock:
