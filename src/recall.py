@@ -181,7 +181,9 @@ class Recall:
         diversify = request.diversify if request.diversify is not None else request.limit >= 5
         order = [f.label for f in fused if not f.below_floor]
         if diversify:
-            order = self._mmr(order, {f.label: f.score for f in fused})
+            # MMR is quadratic: reorder only the head the answer can draw from.
+            head = max(3 * request.limit, 20)
+            order = self._mmr(order[:head], {f.label: f.score for f in fused}) + order[head:]
         by_label = {f.label: f for f in fused}
         return _Ranked(
             candidates=[f.candidate(rows[f.label].version_id) for f in fused],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from .core import Core
 from .eventlog.datadir import DataDirLock, keys_dir, log_dir
 from .eventlog.keystore import KeyStore
@@ -15,6 +17,8 @@ class Runtime:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self._closing = threading.Lock()
+        self._closed = False
         self._lock = DataDirLock(settings.data_dir)
         self._lock.acquire()
         try:
@@ -39,9 +43,14 @@ class Runtime:
             raise
 
     def close(self) -> None:
-        try:
-            self.core.close()
-            self.keys.close()
-            self.log.close()
-        finally:
-            self._lock.release()
+        """Save the indexes, close the stores and release the data dir; idempotent."""
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self.core.close()
+                self.keys.close()
+                self.log.close()
+            finally:
+                self._lock.release()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
@@ -13,7 +16,16 @@ from .routes import memory_routes
 
 
 def create_app(runtime: Runtime) -> FastAPI:
-    app = FastAPI(title="mnemolog", version=__version__, openapi_url="/openapi.json")
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        # Here, not after uvicorn returns: on SIGTERM uvicorn re-raises the signal once it
+        # has shut down, which would end the process before the indexes are saved.
+        runtime.close()
+
+    app = FastAPI(
+        title="mnemolog", version=__version__, openapi_url="/openapi.json", lifespan=lifespan
+    )
     install_error_handlers(app)
     app.include_router(memory_routes(runtime))
     app.include_router(inspect_routes(runtime))

@@ -122,7 +122,8 @@ class VectorProjection:
         self._dimension = dimension
         self._source = source
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.index = VectorIndex.load(path, dim=dimension) or VectorIndex(path, dimension)
+        loaded = VectorIndex.load(path, dim=dimension)  # an empty index is falsy: test None
+        self.index = loaded if loaded is not None else VectorIndex(path, dimension)
         self._applied = self.index.last_seq
         self._unsaved = 0
         self._saved_at = time.monotonic()

@@ -101,3 +101,20 @@ def test_a_truncated_log_stops_the_server_before_it_maps_the_file(tmp_path: Path
     )
     assert result.returncode == 1  # a clean exit, not a signal such as SIGBUS
     assert "truncated" in result.stderr
+
+
+def test_sigterm_saves_the_indexes_before_exit(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    with mnemolog_server(data_dir) as (base_url, proc):
+        written = httpx.post(
+            f"{base_url}/memories",
+            json={"containerTag": "t", "memories": [{"content": "Lee plays the oboe"}]},
+        )
+        assert written.status_code == 200
+        proc.terminate()
+        proc.wait(timeout=30)
+    projections = data_dir / "projections"
+    # The vector index and its sidecar exist only once saved; the log was applied up to the end.
+    sidecar = projections / "vectors.hnsw.meta.json"
+    assert sidecar.exists(), sorted(p.name for p in projections.iterdir())
+    assert b'"last_seq":' in sidecar.read_bytes()
