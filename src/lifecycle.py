@@ -136,6 +136,11 @@ class Lifecycle:
         if not items:
             return []
         vectors = self._embedder.embed([item.content for item in items])
+        # Keys for the chains this batch may start, made in one durable commit before the
+        # lock (shared with other writers' key commits); those not needed are discarded.
+        fresh = [_new_id("mem") for _ in items]
+        self._keys.ensure_many([memory_subject(m) for m in fresh])
+        unused = list(reversed(fresh))
         token = object()
         lock = self._container_lock(container_tag)
         with lock:
@@ -144,9 +149,10 @@ class Lifecycle:
             drafts: list[Draft] = []
             outcomes: list[WriteOutcome] = []
             for item, vector in zip(items, vectors, strict=True):
-                event, outcome = self._decide(container_tag, item, vector, batch)
+                event, outcome = self._decide(container_tag, item, vector, batch, unused)
                 drafts.append(Draft(actor, event))
                 outcomes.append(outcome)
+            self._keys.discard([memory_subject(m) for m in unused])
             future = self._log.submit(drafts)
             self._pending[container_tag][token] = future
             made = {o.memory_id for o in outcomes if o.status != "deduplicated"}
@@ -173,7 +179,9 @@ class Lifecycle:
         item: NewMemory,
         vector: npt.NDArray[np.float32],
         batch: list[_Head],
+        fresh_ids: list[str],
     ) -> tuple[AnyEvent, WriteOutcome]:
+        """Decide one write; a new chain takes its id (and ready key) from ``fresh_ids``."""
         digest = content_hash(item.content)
         for head in reversed(batch):  # the batch's own chains first: they are the newest
             if head.content_hash == digest:
@@ -187,7 +195,7 @@ class Lifecycle:
         if target is not None:
             head, similarity = target
             return self._supersede(container_tag, item, vector, head, similarity, batch)
-        memory_id = _new_id("mem")
+        memory_id = fresh_ids.pop()
         version_id = _new_id("ver")
         subject = memory_subject(memory_id)
         event = MemoryWritten(

@@ -41,6 +41,7 @@ class KeyStore:
         self._path = path
         self._lock = threading.RLock()
         self._cache: dict[str, bytes] = {}
+        self._unused: set[str] = set()
         self._failure: StorageError | None = None
         self._open()
         try:
@@ -92,6 +93,22 @@ class KeyStore:
             raise self._failure
         return self._creator.submit(subject).result()
 
+    def ensure_many(self, subjects: Sequence[str]) -> list[bytes]:
+        """Keys for many subjects, the missing ones created together in one durable commit."""
+        if self._failure is not None and any(self.key_for(s) is None for s in subjects):
+            raise self._failure
+        futures = {s: self._creator.submit(s) for s in subjects if self.key_for(s) is None}
+        return [futures[s].result() if s in futures else self.ensure(s) for s in subjects]
+
+    def discard(self, subjects: Sequence[str]) -> None:
+        """Drop keys made ahead of time and never used: they sealed nothing, so their bytes
+        need no compaction, and losing this request in a crash costs only a few bytes. They
+        are deleted with the next batch of new keys."""
+        with self._lock:
+            for subject in subjects:
+                self._cache.pop(subject, None)
+            self._unused.update(subjects)
+
     def is_destroyed(self, subject: str) -> bool:
         with self._lock, self._env.begin(db=self._tombstones) as txn:
             return txn.get(_tombstone(subject)) is not None
@@ -122,10 +139,14 @@ class KeyStore:
         with self._lock:
             if self._failure is not None:
                 raise self._failure
+            unused = self._unused - set(subjects)
             while True:
                 try:
                     with self._env.begin(write=True) as txn:
                         out = [self._create(txn, subject) for subject in subjects]
+                        for subject in unused:
+                            txn.delete(subject.encode(), db=self._keys)
+                    self._unused -= unused
                     break
                 except lmdb.MapFullError:
                     self._env.set_mapsize(int(self._env.info()["map_size"]) * 2)

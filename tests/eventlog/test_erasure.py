@@ -142,3 +142,14 @@ def test_a_crash_before_compaction_is_healed_at_the_next_open(tmp_path: Path) ->
     assert grep_tree(tmp_path, key)
     KeyStore(tmp_path / "keys").close()
     assert grep_tree(tmp_path, key) == []
+
+
+def test_keys_made_ahead_and_unused_are_dropped(keys: KeyStore) -> None:
+    made = keys.ensure_many([f"memory:ahead-{i}" for i in range(5)])
+    assert len(set(made)) == 5
+    assert keys.ensure_many(["memory:ahead-0"]) == [made[0]]
+    keys.discard(["memory:ahead-3", "memory:ahead-4"])
+    keys.ensure("memory:next")  # the next batch of new keys carries the deletion
+    assert keys.key_for("memory:ahead-3") is None and keys.key_for("memory:ahead-4") is None
+    assert keys.key_for("memory:ahead-1") == made[1]
+    assert not keys.is_destroyed("memory:ahead-3")  # never erased: it sealed nothing
