@@ -168,7 +168,10 @@ class Recall:
             self._vectors, self._fulltext, request, query, allowed, lap, "memory"
         )
         rows = self._memories.by_row_ids(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
-        reference = request.as_of or time.time_ns()
+        # Age is measured from the newest candidate (or asOf), not from today: an imported
+        # history from years ago must still rank its newer statements first.
+        newest = max((row.observed_at for row in rows.values()), default=time.time_ns())
+        reference = request.as_of if request.as_of is not None else newest
 
         def weight(row_id: int) -> float:
             if not request.recency:

@@ -289,3 +289,22 @@ def test_profile_is_set_read_and_replaced(server: tuple[httpx.Client, Path]) -> 
     assert client.get("/profile").status_code == 400
     bad = client.put("/profile", json={"containerTag": "u-profile", "static": [""]})
     assert bad.status_code == 400
+
+
+def test_recency_ranks_the_newer_of_an_old_history_first(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, _ = server
+    client.post(
+        "/memories",
+        json={
+            "containerTag": "u-history",
+            "memories": [
+                {"content": "Noor's gym is Iron Temple", "observedAt": "2023-03-01T10:00:00Z"},
+                {"content": "Noor trains at Peak Fitness", "observedAt": "2023-11-30T10:00:00Z"},
+            ],
+        },
+    )
+    results = search(client, "u-history", "which gym does Noor go to", diversify=False).json()
+    contents = [r["content"] for r in results["results"]]
+    assert contents[0] == "Noor trains at Peak Fitness", contents

@@ -1,0 +1,667 @@
+"""Retrieval quality on LoCoMo and LongMemEval_S (dev shares): hybrid recall beside BM25 alone.
+
+Follows the offline recipe of ``bench-data/RECIPE.md`` (section 4): every LoCoMo conversation
+and every LongMemEval question's haystack is written into its own container of a fresh data
+dir, one turn per memory, through ``Lifecycle.write`` (one batch per session), with
+``observed_at`` set from the session date in UTC. Each question is asked through
+``Recall.search`` with the product's defaults, and a BM25-only baseline ranks the same stored
+memories with a ``FullTextIndex`` of their own. hit@k, recall_all@k, recall@k and NDCG@k are
+printed per category, with the knowledge-update ordering measures of LongMemEval. No figure is
+asserted; the goals are printed as met or not met.
+
+    .venv/bin/python bench/retrieval.py [--tier quality|fast] [--dataset both|locomo|longmemeval]
+        [--limit-conversations N] [--limit-questions N] [--supersede-threshold T] [--json]
+
+The evaluation data is read from ``../shared/bench-data`` beside the repository (``--data``
+overrides it) and is never copied: LoCoMo is licensed for non-commercial use only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import os
+import platform
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from mnemolog.core import Core
+from mnemolog.eventlog import Actor
+from mnemolog.lifecycle import NewMemory
+from mnemolog.projections.fulltext import FullTextIndex, TextDoc
+from mnemolog.projections.memories import VersionRow
+from mnemolog.recall import RecallRequest
+from mnemolog.runtime import Runtime
+from mnemolog.settings import Settings
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "bench-data"
+KS = (1, 3, 5, 10)
+LIMIT = 10  # memories asked of recall for the turn-level metrics: the API's default
+SESSION_LIMIT = 30  # memories asked when ranking sessions, so that ~10 distinct ones show
+BM25_DEPTH = 200  # BM25 hits kept for the baseline's session ranking
+BATCH = 64  # at most this many turns per write (a session is one batch when it fits)
+GOAL_MARGIN = 0.10  # recall_all@5 above BM25-only
+GOAL_ORDERING = 0.90  # newer value ranked above the older one
+ACTOR = Actor(agent_id="bench-retrieval", protocol="import")
+
+LOCOMO_CATEGORIES = {4: "single-hop", 1: "multi-hop", 2: "temporal", 3: "open-domain"}
+LME_TYPES = (
+    "single-session-user",
+    "single-session-assistant",
+    "single-session-preference",
+    "temporal-reasoning",
+    "knowledge-update",
+    "multi-session",
+)
+ALL = "ALL"
+
+
+# --- the data, as turns and questions ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Turn:
+    turn_id: str
+    session: str
+    text: str
+    observed_at: str  # ISO 8601 with an explicit UTC offset
+
+
+@dataclass(frozen=True)
+class Question:
+    qid: str
+    category: str
+    text: str
+    gold: frozenset[str]  # turn ids
+    gold_sessions: frozenset[str]
+    newer_older: tuple[str, str] | None = None  # knowledge-update: (new, old) gold sessions
+
+
+@dataclass
+class Haystack:
+    tag: str
+    sessions: list[list[Turn]]
+    questions: list[Question]
+
+
+_EVIDENCE = re.compile(r"D:?(\d+):0*(\d+)")
+
+
+def normalise_evidence(raw: Iterable[str]) -> list[str]:
+    """LoCoMo evidence ids as ``D<s>:<t>``: split on ``;``, ``,`` and spaces, fix the forms."""
+    ids: list[str] = []
+    for item in raw:
+        for piece in re.split(r"[;,\s]+", str(item)):
+            match = _EVIDENCE.fullmatch(piece)
+            if match:
+                ids.append(f"D{int(match[1])}:{int(match[2])}")
+    return ids
+
+
+def _iso(moment: datetime, offset_s: int) -> str:
+    return (moment + timedelta(seconds=offset_s)).replace(tzinfo=UTC).isoformat()
+
+
+def load_locomo(data: Path, limit: int | None) -> list[Haystack]:
+    samples = json.loads((data / "dev" / "locomo10_dev.json").read_text())
+    out: list[Haystack] = []
+    for sample in samples[:limit]:
+        conv = sample["conversation"]
+        # Iterate over the sessions themselves: conv-26 has date keys with no session.
+        numbers = sorted(int(m[1]) for key in conv if (m := re.fullmatch(r"session_(\d+)", key)))
+        sessions: list[list[Turn]] = []
+        known: set[str] = set()
+        for n in numbers:
+            date = datetime.strptime(conv[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
+            turns = []
+            for i, turn in enumerate(conv[f"session_{n}"]):
+                (turn_id,) = normalise_evidence([turn["dia_id"]]) or [turn["dia_id"]]
+                text = f"{turn['speaker']}: {turn['text']}"
+                if turn.get("blip_caption"):
+                    text += f" [shares image: {turn['blip_caption']}]"
+                turns.append(Turn(turn_id, f"D{n}", text, _iso(date, i)))
+                known.add(turn_id)
+            sessions.append(turns)
+        questions = []
+        for i, qa in enumerate(sample["qa"]):
+            category = LOCOMO_CATEGORIES.get(int(qa["category"]))
+            if category is None:  # 5, adversarial: not part of recall
+                continue
+            gold = frozenset(e for e in normalise_evidence(qa.get("evidence", [])) if e in known)
+            if not gold:
+                continue
+            sessions_of = frozenset(g.split(":")[0] for g in gold)
+            questions.append(
+                Question(f"{sample['sample_id']}#{i}", category, qa["question"], gold, sessions_of)
+            )
+        out.append(Haystack(sample["sample_id"], sessions, questions))
+    return out
+
+
+def load_longmemeval(data: Path, limit: int | None) -> list[Haystack]:
+    with gzip.open(data / "dev" / "longmemeval_s_useronly_dev.json.gz", "rb") as file:
+        raw = json.load(file)
+    stored = raw["sessions"]
+    out: list[Haystack] = []
+    for q in raw["questions"]:
+        if limit is not None and len(out) >= limit:
+            break
+        if q["question_id"].endswith("_abs"):
+            continue
+        gold = frozenset(
+            f"{sid}_{index + 1}"
+            for sid in q["answer_session_ids"]
+            for index, _, has_answer in stored.get(sid, ())
+            if has_answer
+        )
+        if not gold:  # no user-side target (mostly single-session-assistant)
+            continue
+        gold_sessions = frozenset(t.rsplit("_", 1)[0] for t in gold)
+        sessions: list[list[Turn]] = []
+        dates: dict[str, datetime] = {}
+        for sid, when in zip(q["haystack_session_ids"], q["haystack_dates"], strict=True):
+            date = datetime.strptime(when, "%Y/%m/%d (%a) %H:%M")
+            dates.setdefault(sid, date)
+            sessions.append(
+                [
+                    Turn(f"{sid}_{index + 1}", sid, content, _iso(date, i))
+                    for i, (index, content, _) in enumerate(stored[sid])
+                ]
+            )
+        newer_older = None
+        if q["question_type"] == "knowledge-update" and len(gold_sessions) == 2:
+            old, new = sorted(gold_sessions, key=lambda s: dates[s])
+            newer_older = (new, old)
+        question = Question(
+            q["question_id"], q["question_type"], q["question"], gold, gold_sessions, newer_older
+        )
+        out.append(Haystack(f"lme-{q['question_id']}", sessions, [question]))
+    return out
+
+
+# --- metrics ----------------------------------------------------------------------------------
+
+
+def score(items: Sequence[frozenset[str]], gold: frozenset[str]) -> dict[str, float]:
+    """Metrics at every k for a ranked list of items, each standing for a set of source ids.
+
+    An item is relevant when it holds a gold id no earlier item held, so a chain holding two
+    gold turns counts once in NDCG and NDCG stays within [0, 1].
+    """
+    rank: dict[str, int] = {}
+    relevant: list[int] = []
+    for position, item in enumerate(items, start=1):
+        fresh = (item & gold) - rank.keys()
+        relevant.append(1 if fresh else 0)
+        rank.update(dict.fromkeys(fresh, position))
+    out: dict[str, float] = {}
+    for k in KS:
+        found = sum(1 for r in rank.values() if r <= k)
+        dcg = sum(rel / math.log2(i + 2) for i, rel in enumerate(relevant[:k]))
+        ideal = sum(1 / math.log2(i + 2) for i in range(min(k, len(gold))))
+        out[f"hit@{k}"] = float(found > 0)
+        out[f"recall_all@{k}"] = float(found == len(gold))
+        out[f"recall@{k}"] = found / len(gold)
+        out[f"ndcg@{k}"] = dcg / ideal
+    return out
+
+
+def sessions_ranked(items: Iterable[Sequence[str]], session_of: dict[str, str]) -> list[str]:
+    """Turn ranks collapsed to session ranks, first occurrence kept."""
+    seen: dict[str, None] = {}
+    for turns in items:
+        for turn in turns:
+            seen.setdefault(session_of[turn])
+    return list(seen)
+
+
+def ordering(ranked: Sequence[str], new: str, old: str) -> dict[str, float]:
+    """Knowledge-update measures on a session ranking (RECIPE 4, "Which categories")."""
+    position = {s: i for i, s in enumerate(ranked, start=1)}
+    r_new, r_old = position.get(new, math.inf), position.get(old, math.inf)
+    return {
+        "newer_above_older": float(r_new < r_old),
+        "newer@1": float(r_new == 1),
+        "both@5": float(r_new <= 5 and r_old <= 5),
+        "stale_only@5": float(r_old <= 5 and r_new > 5),
+    }
+
+
+class Tally:
+    """Per-category sums of per-question figures; ``table`` gives the means and n."""
+
+    def __init__(self) -> None:
+        self._sums: dict[str, Counter[str]] = defaultdict(Counter)
+        self._n: Counter[str] = Counter()
+
+    def add(self, category: str, figures: dict[str, float]) -> None:
+        for name in (category, ALL):
+            self._sums[name].update(figures)
+            self._n[name] += 1
+
+    def table(self, order: Sequence[str]) -> dict[str, dict[str, float]]:
+        names = [c for c in order if c in self._n] + [ALL]
+        return {
+            c: {"n": self._n[c]} | {m: v / self._n[c] for m, v in self._sums[c].items()}
+            for c in names
+            if self._n[c]
+        }
+
+
+# --- one dataset through the store ------------------------------------------------------------
+
+
+@dataclass
+class StoreStats:
+    turns: int = 0
+    statuses: Counter[str] = field(default_factory=Counter)
+    gold_turns: int = 0
+    gold_absorbed: int = 0  # gold turns whose own text is not a live version
+    ku_shared_chain: int = 0  # knowledge-update pairs whose new and old turns share a chain
+    served: int = 0
+    served_without_date: int = 0
+    ku_old_served_live: int = 0  # old-value turn served as a live, unflagged memory (top 10)
+
+
+@dataclass
+class Run:
+    dataset: str
+    tally: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
+    stats: StoreStats = field(default_factory=StoreStats)
+    ingest_s: float = 0.0
+    query_s: float = 0.0
+    baseline_s: float = 0.0
+    open_s: float = 0.0
+    containers: int = 0
+
+
+def run_dataset(
+    name: str, haystacks: list[Haystack], args: argparse.Namespace, scratch: Path
+) -> Run:
+    """Each haystack in a fresh data dir of its own (the recipe's fresh store per
+    conversation or question), or all of them in one data dir with ``--store shared``."""
+    run = Run(name)
+    shared: Runtime | None = None
+    try:
+        for number, haystack in enumerate(haystacks, start=1):
+            if args.store == "shared":
+                if shared is None:
+                    shared = _open(scratch / name, args, run)
+                _one_haystack(shared.core, haystack, run, args, scratch)
+            else:
+                runtime = _open(scratch / haystack.tag, args, run)
+                try:
+                    _one_haystack(runtime.core, haystack, run, args, scratch)
+                finally:
+                    runtime.close()
+                    shutil.rmtree(scratch / haystack.tag)
+            run.containers += 1
+            print(f"\r{name}: {number}/{len(haystacks)} containers", end="", file=sys.stderr)
+        print(file=sys.stderr)
+    finally:
+        if shared is not None:
+            shared.close()
+    return run
+
+
+def _open(data_dir: Path, args: argparse.Namespace, run: Run) -> Runtime:
+    started = time.perf_counter()
+    settings = Settings(
+        data_dir=data_dir,
+        embedder=args.tier,
+        model_cache_dir=args.model_cache_dir,
+        supersede_threshold=args.supersede_threshold,
+        log_map_size=256 << 20,  # the log grows its map as needed; this saves most regrowths
+    )
+    runtime = Runtime(settings)
+    run.open_s += time.perf_counter() - started
+    return runtime
+
+
+def _one_haystack(
+    core: Core, haystack: Haystack, run: Run, args: argparse.Namespace, scratch: Path
+) -> None:
+    tag = haystack.tag
+    started = time.perf_counter()
+    chain_of: dict[str, str] = {}  # turn id -> memory id
+    turns_of: dict[str, dict[str, None]] = defaultdict(dict)  # memory id -> turn ids, in order
+    version_turn: dict[str, Turn] = {}  # version id -> the turn whose text it holds
+    session_of: dict[str, str] = {}
+    for session in haystack.sessions:
+        for start in range(0, len(session), BATCH):
+            turns = session[start : start + BATCH]
+            items = [NewMemory(content=t.text, observed_at=t.observed_at) for t in turns]
+            for turn, outcome in zip(turns, core.lifecycle.write(tag, items, ACTOR), strict=True):
+                chain_of[turn.turn_id] = outcome.memory_id
+                turns_of[outcome.memory_id][turn.turn_id] = None
+                session_of[turn.turn_id] = turn.session
+                run.stats.statuses[outcome.status] += 1
+                run.stats.turns += 1
+                if outcome.status != "deduplicated":
+                    version_turn[outcome.version_id] = turn
+    run.ingest_s += time.perf_counter() - started
+
+    live = core.memories.by_row_ids(sorted(core.memories.live_rows(tag)))
+    live_turns = {version_turn[row.version_id].turn_id for row in live.values()}
+
+    def items_of(memory_ids: Iterable[str]) -> list[frozenset[str]]:
+        return [frozenset(turns_of[m]) for m in memory_ids]
+
+    def chain_turns(memory_ids: Iterable[str]) -> list[list[str]]:
+        # Newest first: the served version holds the chain's latest turn.
+        return [list(reversed(turns_of[m])) for m in memory_ids]
+
+    for question in haystack.questions:
+        run.stats.gold_turns += len(question.gold)
+        run.stats.gold_absorbed += len(question.gold - live_turns)
+        if question.newer_older is not None:
+            new, old = question.newer_older
+            chains = {
+                s: {chain_of[t] for t in question.gold if session_of[t] == s} for s in (new, old)
+            }
+            run.stats.ku_shared_chain += bool(chains[new] & chains[old])
+
+    # Hybrid recall, as an agent would call it.
+    started = time.perf_counter()
+    for question in haystack.questions:
+        rows = _search(core, question.text, tag, LIMIT, args)
+        for row in rows:
+            run.stats.served += 1
+            if row.observed_at_text != version_turn[row.version_id].observed_at:
+                run.stats.served_without_date += 1
+        memory_ids = [row.memory_id for row in rows]
+        run.tally["turn"].add(question.category, score(items_of(memory_ids), question.gold))
+        if question.newer_older is not None:
+            old_turns = {t for t in question.gold if session_of[t] == question.newer_older[1]}
+            served_turns = {version_turn[row.version_id].turn_id for row in rows}
+            run.stats.ku_old_served_live += bool(old_turns & served_turns)
+        if run.dataset == "longmemeval":
+            rows = _search(core, question.text, tag, SESSION_LIMIT, args)
+            ranked = sessions_ranked(chain_turns(row.memory_id for row in rows), session_of)
+            _session_figures(run, "session", question, ranked)
+    run.query_s += time.perf_counter() - started
+
+    # BM25 alone over the same stored memories, in an index of their own.
+    started = time.perf_counter()
+    directory = scratch / "bm25"
+    index = FullTextIndex(directory, background=False)
+    try:
+        index.add(
+            (TextDoc(row_id, tag, row.content or "") for row_id, row in live.items()), seq=None
+        )
+        index.commit()
+        for question in haystack.questions:
+            found = index.search(question.text, BM25_DEPTH)
+            memory_ids = [live[row_id].memory_id for row_id, _ in found]
+            run.tally["turn/bm25"].add(
+                question.category, score(items_of(memory_ids[:LIMIT]), question.gold)
+            )
+            if run.dataset == "longmemeval":
+                ranked = sessions_ranked(chain_turns(memory_ids), session_of)
+                _session_figures(run, "session/bm25", question, ranked)
+    finally:
+        index.close()
+        shutil.rmtree(directory)
+    run.baseline_s += time.perf_counter() - started
+
+
+def _search(core: Core, q: str, tag: str, limit: int, args: argparse.Namespace) -> list[VersionRow]:
+    """The memory versions recall serves, in order."""
+    request = RecallRequest(
+        q=q,
+        container_tag=tag,
+        limit=limit,
+        recency=not args.no_recency,
+        diversify=False if args.no_diversify else None,
+    )
+    hits = core.recall.search(request, origin="rest", actor=ACTOR).hits
+    return [hit.row for hit in hits if hit.row is not None]
+
+
+def _session_figures(run: Run, level: str, question: Question, ranked: list[str]) -> None:
+    items = [frozenset([s]) for s in ranked]
+    run.tally[level].add(question.category, score(items, question.gold_sessions))
+    if question.newer_older is not None:
+        run.tally[f"{level}/ku"].add(question.category, ordering(ranked, *question.newer_older))
+
+
+# --- report -----------------------------------------------------------------------------------
+
+
+def report(runs: list[Run], args: argparse.Namespace, total_s: float) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "machine": f"{platform.machine()}, {platform.python_implementation()} "
+        f"{platform.python_version()}",
+        "code": args.revision,
+        "tier": args.tier,
+        "store": args.store,
+        "supersede_threshold": args.supersede_threshold,
+        "recency": not args.no_recency,
+        "diversify": "off" if args.no_diversify else "default",
+        "limit": LIMIT,
+        "session_limit": SESSION_LIMIT,
+        "datasets": {},
+        "goals": [],
+        "total_s": total_s,
+        "load_average": {"start": args.load_at_start, "end": os.getloadavg()[0]},
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+    for run in runs:
+        order = list(LOCOMO_CATEGORIES.values()) if run.dataset == "locomo" else list(LME_TYPES)
+        levels = {level: tally.table(order) for level, tally in run.tally.items()}
+        stats = run.stats
+        out["datasets"][run.dataset] = {
+            "containers": run.containers,
+            "levels": levels,
+            "store": {
+                "turns": stats.turns,
+                "created": stats.statuses["created"],
+                "superseded": stats.statuses["superseded"],
+                "deduplicated": stats.statuses["deduplicated"],
+                "gold_turns": stats.gold_turns,
+                "gold_turns_absorbed": stats.gold_absorbed,
+                "served": stats.served,
+                "served_without_session_date": stats.served_without_date,
+                "ku_pairs_sharing_a_chain": stats.ku_shared_chain,
+                "ku_old_value_served_unflagged@10": stats.ku_old_served_live,
+            },
+            "timing_s": {
+                "open": run.open_s,
+                "ingest": run.ingest_s,
+                "recall": run.query_s,
+                "bm25_baseline": run.baseline_s,
+            },
+        }
+        _goals(out, run, levels)
+    return out
+
+
+def _goals(out: dict[str, Any], run: Run, levels: dict[str, dict[str, dict[str, float]]]) -> None:
+    label = "LoCoMo" if run.dataset == "locomo" else "LongMemEval_S"
+    pairs = [("turn", "turn/bm25")]
+    if run.dataset == "longmemeval":
+        pairs.append(("session", "session/bm25"))
+    for ours, theirs in pairs:
+        mine, base = levels[ours][ALL]["recall_all@5"], levels[theirs][ALL]["recall_all@5"]
+        out["goals"].append(
+            {
+                "goal": f"{label} {ours}-level recall_all@5 >= BM25-only + {GOAL_MARGIN:.2f}",
+                "value": mine,
+                "baseline": base,
+                "met": mine >= base + GOAL_MARGIN,
+            }
+        )
+    if "session/ku" in levels:
+        ordered, lexical = levels["session/ku"][ALL], levels["session/bm25/ku"][ALL]
+        out["goals"].append(
+            {
+                "goal": f"{label} knowledge-update newer_above_older >= {GOAL_ORDERING:.2f}"
+                f" (n={ordered['n']:.0f})",
+                "value": ordered["newer_above_older"],
+                "baseline": lexical["newer_above_older"],
+                "met": ordered["newer_above_older"] >= GOAL_ORDERING,
+            }
+        )
+
+
+def print_report(out: dict[str, Any]) -> None:
+    print(f"mnemolog {out['code']} on {out['machine']}")
+    print(
+        f"embedder tier: {out['tier']}; supersede threshold: {out['supersede_threshold']}; "
+        f"recency: {out['recency']}; diversify: {out['diversify']}; limit {out['limit']} "
+        f"(sessions: {out['session_limit']}); store: {out['store']}"
+    )
+    for dataset, figures in out["datasets"].items():
+        levels = figures["levels"]
+        for level in ("turn", "session"):
+            if level not in levels:
+                continue
+            print()
+            title = "LoCoMo dev" if dataset == "locomo" else "LongMemEval_S dev (user turns)"
+            print(
+                f"{title}, {level} level, {figures['containers']} containers: mnemolog | BM25-only"
+            )
+            _table(levels[level], levels[f"{level}/bm25"])
+        if "session/ku" in levels:
+            ku, base = levels["session/ku"][ALL], levels["session/bm25/ku"][ALL]
+            print()
+            print(
+                f"knowledge-update ordering over ranked sessions (n={ku['n']}): "
+                "mnemolog | BM25-only"
+            )
+            for name in ("newer_above_older", "newer@1", "both@5", "stale_only@5"):
+                print(f"  {name:18} {ku[name]:.2f} | {base[name]:.2f}")
+        store, timing = figures["store"], figures["timing_s"]
+        print()
+        print(
+            f"store: {store['turns']} turns -> {store['created']} created, "
+            f"{store['superseded']} superseded, {store['deduplicated']} deduplicated; "
+            f"{store['gold_turns_absorbed']} of {store['gold_turns']} gold turns are not a "
+            "live version of their own (credited through their chain)"
+        )
+        print(
+            f"served items without their session date: {store['served_without_session_date']}"
+            f" of {store['served']}"
+        )
+        if dataset == "longmemeval":
+            print(
+                f"knowledge-update pairs sharing a chain: {store['ku_pairs_sharing_a_chain']};"
+                " old value served as a live, unflagged memory in the top 10: "
+                f"{store['ku_old_value_served_unflagged@10']}"
+            )
+        print(
+            f"time: open {timing['open']:.0f} s, ingest {timing['ingest']:.0f} s "
+            f"({store['turns'] / max(timing['ingest'], 1e-9):.0f} turns/s), recall "
+            f"{timing['recall']:.0f} s, BM25 baseline {timing['bm25_baseline']:.0f} s"
+        )
+    print()
+    print("goals:")
+    for goal in out["goals"]:
+        verdict = "met" if goal["met"] else "NOT met"
+        print(
+            f"  {goal['goal']}: {goal['value']:.3f} (BM25-only {goal['baseline']:.3f}) -> {verdict}"
+        )
+    load = out["load_average"]
+    print(
+        f"total {out['total_s']:.0f} s; peak memory {out['peak_rss_mib']:.0f} MiB; load average"
+        f" {load['start']:.1f} at the start, {load['end']:.1f} at the end (another busy process"
+        " slows every figure of time)"
+    )
+
+
+def _table(ours: dict[str, dict[str, float]], base: dict[str, dict[str, float]]) -> None:
+    metrics = [f"hit@{k}" for k in (1, 5, 10)] + [f"recall_all@{k}" for k in KS]
+    metrics += [f"ndcg@{k}" for k in (5, 10)]
+    print(f"  {'category':26} {'n':>4} " + " ".join(f"{m:>13}" for m in metrics))
+    for category, row in ours.items():
+        cells = " ".join(f"{row[m]:>5.2f} | {base[category][m]:<5.2f}" for m in metrics)
+        print(f"  {category:26} {int(row['n']):>4} {cells}")
+
+
+def _revision() -> str:
+    """The commit measured, marked when ``src/`` differs from it."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--", "src"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "(unknown revision)"
+    return f"{head} (src/ modified)" if dirty else head
+
+
+# --- main -------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tier", choices=("quality", "fast"), default="quality")
+    parser.add_argument("--dataset", choices=("both", "locomo", "longmemeval"), default="both")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the bench-data folder")
+    parser.add_argument("--limit-conversations", type=int, default=None, metavar="N")
+    parser.add_argument("--limit-questions", type=int, default=None, metavar="N")
+    parser.add_argument("--supersede-threshold", type=float, default=Settings().supersede_threshold)
+    parser.add_argument("--model-cache-dir", type=Path, default=None)
+    parser.add_argument("--no-recency", action="store_true", help="recall without recency")
+    parser.add_argument("--no-diversify", action="store_true", help="recall without MMR")
+    parser.add_argument(
+        "--store",
+        choices=("per-haystack", "shared"),
+        default="per-haystack",
+        help="a data dir per conversation or question (default), or one for all of them",
+    )
+    parser.add_argument("--dir", type=Path, default=None, help="where the temporary dirs go")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    if not (args.data / "RECIPE.md").is_file():
+        parser.error(f"no bench data at {args.data} (use --data)")
+
+    # A stop by SIGTERM unwinds like Ctrl-C, so the temporary data dirs are removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    args.load_at_start = os.getloadavg()[0]
+    args.revision = _revision()  # now: the modules are imported, edits from here on do not count
+    started = time.perf_counter()
+    runs: list[Run] = []
+    with tempfile.TemporaryDirectory(prefix="mnemolog-bench-retrieval-", dir=args.dir) as tmp:
+        for dataset in ("locomo", "longmemeval"):
+            if args.dataset not in ("both", dataset):
+                continue
+            if dataset == "locomo":
+                haystacks = load_locomo(args.data, args.limit_conversations)
+            else:
+                haystacks = load_longmemeval(args.data, args.limit_questions)
+            runs.append(run_dataset(dataset, haystacks, args, Path(tmp)))
+            del haystacks
+    out = report(runs, args, time.perf_counter() - started)
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print_report(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
