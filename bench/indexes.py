@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import platform
 import shutil
 import tempfile
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from latency import latency_summary
 
 from mnemolog.projections.fulltext import FullTextIndex, TextDoc
 from mnemolog.projections.vectors import VectorIndex, sidecar_path
@@ -40,21 +40,6 @@ VOCABULARY = 20_000
 RECALL_QUERIES = 50
 LOW_RANK = 32  # intrinsic dimension of the ``low-rank`` vectors, nearer to real embeddings
 WIDE_EF = 400  # isotropic random 256-d vectors are the worst case for HNSW recall
-
-
-def percentile(ordered: list[float], q: float) -> float:
-    """Nearest-rank percentile of an already sorted, non-empty list."""
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
-
-
-def latency_ms(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {
-        "p50_ms": percentile(ordered, 50) * 1e3,
-        "p99_ms": percentile(ordered, 99) * 1e3,
-        "max_ms": ordered[-1] * 1e3,
-    }
-
 
 Vectors = np.ndarray[Any, np.dtype[np.float32]]
 
@@ -122,11 +107,11 @@ def bench_vectors(workdir: Path, size: int, queries: int, kind: str) -> dict[str
         "size": size,
         "build_s": build_s,
         "inserts_per_s": size / build_s,
-        "search": latency_ms(plain),
-        "search_filtered_10pct": latency_ms(filtered),
+        "search": latency_summary(plain),
+        "search_filtered_10pct": latency_summary(filtered),
         "recall_at_10": recall_default,
         "recall_at_10_wide_ef": recall_wide,
-        "search_wide_ef": latency_ms(wide),
+        "search_wide_ef": latency_summary(wide),
         "save_s": save_s,
         "load_s": load_s,
         "file_mib": (path.stat().st_size + sidecar_path(path).stat().st_size) / 2**20,
@@ -194,11 +179,11 @@ def bench_fulltext(workdir: Path, size: int, queries: int, batch: int) -> dict[s
         "load_s": load_s,
         "docs_per_s": size / load_s,
         "batch": batch,
-        "add_per_batch": latency_ms(adds),
-        "commit": latency_ms(commits),
-        "search_empty_tail": latency_ms(empty_tail),
-        "search_tail_500": latency_ms(with_tail),
-        "search_tail_500_container": latency_ms(with_tail_container),
+        "add_per_batch": latency_summary(adds),
+        "commit": latency_summary(commits),
+        "search_empty_tail": latency_summary(empty_tail),
+        "search_tail_500": latency_summary(with_tail),
+        "search_tail_500_container": latency_summary(with_tail_container),
         "purge_s": purge_s,
         "disk_mib": disk / 2**20,
     }

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import shutil
@@ -26,6 +25,7 @@ from typing import Any
 
 import lmdb
 import msgspec
+from latency import latency_summary
 
 from mnemolog.eventlog import Actor, Draft, LmdbEventLog
 from mnemolog.eventlog.events import AgentSignal
@@ -58,20 +58,6 @@ def record_size(log_dir: Path) -> int:
             return 0 if value is None else len(value)
     finally:
         env.close()
-
-
-def percentile(ordered: list[float], q: float) -> float:
-    """Nearest-rank percentile of an already sorted, non-empty list."""
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
-
-
-def latency_summary(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {
-        "p50_ms": percentile(ordered, 50) * 1e3,
-        "p99_ms": percentile(ordered, 99) * 1e3,
-        "max_ms": ordered[-1] * 1e3,
-    }
 
 
 def run_appends(workdir: Path, writers: int, seconds: float) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from latency import latency_summary
 
 MNEMOLOG = Path(sys.executable).parent / "mnemolog"
 TIERS = ("quality", "fast")
@@ -229,24 +230,6 @@ def query_text(r: random.Random) -> str:
 
 
 # --- figures ----------------------------------------------------------------------------------
-
-
-def percentile(ordered: list[float], q: float) -> float:
-    """Nearest-rank percentile of an already sorted, non-empty list."""
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
-
-
-def latency_summary(samples: list[float]) -> dict[str, float | None]:
-    """p50, p95, p99 and max in milliseconds of samples in seconds (None when there are none)."""
-    if not samples:
-        return {"p50_ms": None, "p95_ms": None, "p99_ms": None, "max_ms": None}
-    ordered = sorted(samples)
-    return {
-        "p50_ms": percentile(ordered, 50) * 1e3,
-        "p95_ms": percentile(ordered, 95) * 1e3,
-        "p99_ms": percentile(ordered, 99) * 1e3,
-        "max_ms": ordered[-1] * 1e3,
-    }
 
 
 def disk_usage(root: Path) -> dict[str, Any]:

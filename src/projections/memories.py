@@ -3,9 +3,9 @@
 Tables (documented in ``docs/projections.md`` for anyone opening ``memories.sqlite3``):
 ``chains`` (one row per memory), ``versions`` (every version with its validity window and its
 provenance; ``row_id`` is the seq of the event that made it, and the label of the version in
-the vector and full-text indexes), ``vectors`` (each version's embedding, so an index can be
-rebuilt without the log), ``dedups`` and ``meta``. A chain's versions form a gapless timeline
-in log time: ``valid_from`` inclusive, ``valid_to`` exclusive, stamped from one event.
+the vector and full-text indexes), ``vectors`` (each version's embedding, read back for
+diversity reordering), ``dedups`` and ``meta``. A chain's versions form a gapless timeline in
+log time: ``valid_from`` inclusive, ``valid_to`` exclusive, stamped from one event.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
@@ -494,15 +494,6 @@ class MemoryProjection(SqliteProjection):
                 "SELECT row_id FROM versions WHERE container_tag = ?", (container_tag,)
             ).fetchall()
         return [int(r[0]) for r in rows]
-
-    def vectors(self) -> Iterator[tuple[int, bytes]]:
-        """Every stored embedding, for rebuilding the vector index."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT row_id, vector FROM vectors ORDER BY row_id"
-            ).fetchall()
-        for row_id, vector in rows:
-            yield int(row_id), bytes(vector)
 
     def dump(self) -> dict[str, list[tuple[object, ...]]]:
         """Every table's rows, ordered: for comparing two projections."""
