@@ -26,6 +26,17 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     model_cache_dir: Path | None = None
     supersede_threshold: float = 0.85
     max_body_bytes: int = 1 << 20
+    upstream_base_url: str | None = None
+    upstream_api_key: str | None = None
+    upstream_connect_timeout: float = 5.0
+    upstream_timeout: float = 300.0
+    upstream_idle_timeout: float = 60.0
+    proxy_container_tag: str = "default"
+    proxy_max_memory_rounds: int = 2
+    proxy_recall_limit: int = 5
+    proxy_recall_timeout: float = 5.0
+    capture: bool = False
+    capture_distill: bool = False
 
     @property
     def model_cache(self) -> Path:
@@ -47,14 +58,35 @@ ENV_VARS: dict[str, str] = {
     "model_cache_dir": "MNEMOLOG_MODEL_CACHE_DIR",
     "supersede_threshold": "MNEMOLOG_SUPERSEDE_THRESHOLD",
     "max_body_bytes": "MNEMOLOG_MAX_BODY_BYTES",
+    "upstream_base_url": "MNEMOLOG_UPSTREAM_BASE_URL",
+    "upstream_api_key": "MNEMOLOG_UPSTREAM_API_KEY",
+    "upstream_connect_timeout": "MNEMOLOG_UPSTREAM_CONNECT_TIMEOUT",
+    "upstream_timeout": "MNEMOLOG_UPSTREAM_TIMEOUT",
+    "upstream_idle_timeout": "MNEMOLOG_UPSTREAM_IDLE_TIMEOUT",
+    "proxy_container_tag": "MNEMOLOG_PROXY_CONTAINER_TAG",
+    "proxy_max_memory_rounds": "MNEMOLOG_PROXY_MAX_MEMORY_ROUNDS",
+    "proxy_recall_limit": "MNEMOLOG_PROXY_RECALL_LIMIT",
+    "proxy_recall_timeout": "MNEMOLOG_PROXY_RECALL_TIMEOUT",
+    "capture": "MNEMOLOG_CAPTURE",
+    "capture_distill": "MNEMOLOG_CAPTURE_DISTILL",
+}
+
+# Variables of the seed API accepted as well, when the MNEMOLOG_* one is unset.
+ENV_ALIASES: dict[str, str] = {
+    "upstream_base_url": "BELLA_UPSTREAM_BASE_URL",
 }
 
 
 def settings_from_env(environ: Mapping[str, str], **overrides: object) -> Settings:
     """Build settings from ``environ``; explicit ``overrides`` (not None) win."""
     raw: dict[str, object] = {
-        field: environ[var] for field, var in ENV_VARS.items() if environ.get(var, "") != ""
+        field: environ[var]
+        for field, var in ENV_ALIASES.items()
+        if environ.get(var, "") != "" and environ.get(ENV_VARS[field], "") == ""
     }
+    raw.update(
+        {field: environ[var] for field, var in ENV_VARS.items() if environ.get(var, "") != ""}
+    )
     raw.update({k: v for k, v in overrides.items() if v is not None})
     try:
         settings = msgspec.convert(raw, type=Settings, strict=False, dec_hook=_decode_path)
@@ -73,6 +105,24 @@ def settings_from_env(environ: Mapping[str, str], **overrides: object) -> Settin
         raise _invalid("supersede_threshold", "must be in (0, 1]")
     if settings.max_body_bytes < 1024:
         raise _invalid("max_body_bytes", "must be at least 1024")
+    if settings.upstream_base_url is not None and not settings.upstream_base_url.startswith(
+        ("http://", "https://")
+    ):
+        raise _invalid("upstream_base_url", "must be an http:// or https:// URL")
+    for field in (
+        "upstream_connect_timeout",
+        "upstream_timeout",
+        "upstream_idle_timeout",
+        "proxy_recall_timeout",
+    ):
+        if not getattr(settings, field) > 0:
+            raise _invalid(field, "must be positive")
+    if not 0 <= settings.proxy_max_memory_rounds <= 10:
+        raise _invalid("proxy_max_memory_rounds", "must be between 0 and 10")
+    if not 1 <= settings.proxy_recall_limit <= 50:
+        raise _invalid("proxy_recall_limit", "must be between 1 and 50")
+    if not 1 <= len(settings.proxy_container_tag) <= 256:
+        raise _invalid("proxy_container_tag", "must be 1 to 256 characters")
     return settings
 
 

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from .. import __version__
+from ..proxy import Capture, Memory, Services, Upstream, proxy_routes
 from ..runtime import Runtime
 from .errors import install_error_handlers
 from .inspect import inspect_routes
@@ -16,9 +17,13 @@ from .routes import memory_routes
 
 
 def create_app(runtime: Runtime) -> FastAPI:
+    settings = runtime.settings
+    upstream = Upstream(settings)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
+        await upstream.aclose()
         # Here, not after uvicorn returns: on SIGTERM uvicorn re-raises the signal once it
         # has shut down, which would end the process before the indexes are saved.
         runtime.close()
@@ -29,6 +34,19 @@ def create_app(runtime: Runtime) -> FastAPI:
     install_error_handlers(app)
     app.include_router(memory_routes(runtime))
     app.include_router(inspect_routes(runtime))
+    core = runtime.core
+    services = Services(
+        settings=settings,
+        log=runtime.log,
+        sealer=runtime.sealer,
+        runner=core.runner,
+        upstream=upstream,
+        memory=Memory(
+            core, limit=settings.proxy_recall_limit, timeout=settings.proxy_recall_timeout
+        ),
+    )
+    capture = Capture(core.lifecycle, upstream, distill=settings.capture_distill)
+    app.include_router(proxy_routes(services, capture))
 
     @app.get("/health")
     def health() -> JSONResponse:

@@ -8,8 +8,10 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from ..clock import iso
+from ..core import Core
 from ..errors import NotFound
-from ..projections.traces import Trace
+from ..projections.traces import Trace, TurnTrace
+from ..proxy.render import MEMORIES_RENDERER, RenderedMemory, digest, render_memories
 from ..runtime import Runtime
 
 
@@ -33,6 +35,11 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
 
     @router.get("/inspect/{trace_id}")
     def one(trace_id: str) -> JSONResponse:
+        if trace_id.startswith("trn_"):
+            turn = core.traces.turn(trace_id)
+            if turn is None:
+                raise NotFound(f"no trace {trace_id!r}")
+            return JSONResponse(turn_json(core, turn))
         trace = core.traces.get(trace_id)
         if trace is None:
             raise NotFound(f"no trace {trace_id!r}")
@@ -95,4 +102,91 @@ def _summary(trace: Trace) -> dict[str, object]:
         "agentId": trace.agent_id,
         "protocol": trace.protocol,
         "status": "answered",
+    }
+
+
+def turn_json(core: Core, trace: TurnTrace) -> dict[str, object]:
+    """A proxied turn, with each injection rendered again from the versions it names: the
+    proof that the trace reproduces the bytes sent (``reproduced``), or why it cannot."""
+    turn = trace.turn
+    injections = []
+    for injection in trace.injections:
+        rows = core.memories.by_version_ids(injection.version_ids)
+        memories = [
+            {
+                "versionId": v,
+                "id": None if rows.get(v) is None else rows[v].memory_id,
+                "version": None if rows.get(v) is None else rows[v].version,
+                "content": None if rows.get(v) is None else rows[v].content,
+                "erased": rows.get(v) is None or rows[v].content is None,
+            }
+            for v in injection.version_ids
+        ]
+        reproduced: bool | None = None
+        if injection.renderer == MEMORIES_RENDERER and not any(m["erased"] for m in memories):
+            text = render_memories(
+                [
+                    RenderedMemory(v, rows[v].content, rows[v].observed_at)
+                    for v in injection.version_ids
+                ]
+            )
+            reproduced = digest(text) == injection.sent_digest
+        injections.append(
+            {
+                "recallId": injection.recall_id,
+                "versionIds": injection.version_ids,
+                "renderer": injection.renderer,
+                "sentDigest": injection.sent_digest,
+                "reproduced": reproduced,
+                "memories": memories,
+            }
+        )
+    capture = trace.capture
+    return {
+        "traceId": turn.turn_id,
+        "type": "turn",
+        "seq": trace.seq,
+        "at": iso(trace.at),
+        "containerTag": turn.container_tag,
+        "model": turn.model,
+        "stream": turn.stream,
+        "requestDigest": turn.request_digest,
+        "outcome": turn.outcome,
+        "status": turn.status,
+        "memoryRound": turn.memory_round,
+        "results": turn.results,
+        "answerDigest": turn.answer_digest,
+        "degraded": turn.degraded,
+        "latencyMs": turn.latency_ms,
+        "profile": None
+        if turn.profile_digest is None
+        else {"setAt": iso(turn.profile_at), "digest": turn.profile_digest},
+        "rounds": [
+            {
+                "requestDigest": r.request_digest,
+                "status": r.status,
+                "latencyMs": r.latency_ms,
+                "decision": r.decision,
+                "memoryCalls": r.memory_calls,
+                "clientCalls": r.client_calls,
+                "arguments": args,
+                "recallIds": r.recall_ids,
+                "results": r.results,
+                "error": r.error,
+            }
+            for r, args in zip(turn.rounds, trace.arguments, strict=True)
+        ],
+        "injections": injections,
+        "capture": None
+        if capture is None
+        else {
+            "method": capture.method,
+            "proposed": capture.proposed,
+            "excluded": capture.excluded,
+            "redactions": capture.redactions,
+            "written": capture.written,
+            "fallback": capture.fallback,
+        },
+        "agentId": trace.agent_id,
+        "protocol": trace.protocol,
     }

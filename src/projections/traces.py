@@ -15,7 +15,13 @@ from pathlib import Path
 import msgspec
 
 from ..eventlog import Sealer, StoredRecord
-from ..eventlog.events import RecallPerformed, SubjectErased
+from ..eventlog.events import (
+    CaptureDecided,
+    ContextInjected,
+    ProxyTurn,
+    RecallPerformed,
+    SubjectErased,
+)
 from .sqlite import SqliteProjection
 
 SCHEMA = """
@@ -35,6 +41,27 @@ CREATE TABLE IF NOT EXISTS recalls (
     protocol TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS recalls_by_container ON recalls(container_tag, seq);
+CREATE TABLE IF NOT EXISTS turns (
+    turn_id TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL UNIQUE,
+    at INTEGER NOT NULL,
+    container_tag TEXT NOT NULL,
+    body TEXT NOT NULL,
+    arguments TEXT,
+    capture TEXT,
+    agent_id TEXT NOT NULL,
+    protocol TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS turns_by_container ON turns(container_tag, seq);
+CREATE TABLE IF NOT EXISTS injections (
+    seq INTEGER PRIMARY KEY,
+    turn_id TEXT NOT NULL,
+    recall_id TEXT NOT NULL,
+    version_ids TEXT NOT NULL,
+    renderer TEXT NOT NULL,
+    sent_digest TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS injections_by_turn ON injections(turn_id, seq);
 """
 
 _COLUMNS = (
@@ -59,6 +86,28 @@ class Trace(msgspec.Struct, frozen=True, kw_only=True):
     protocol: str
 
 
+class Injection(msgspec.Struct, frozen=True, kw_only=True):
+    seq: int
+    recall_id: str
+    version_ids: list[str]
+    renderer: str
+    sent_digest: str
+
+
+class TurnTrace(msgspec.Struct, frozen=True, kw_only=True):
+    """A proxied turn: its event (without sealed fields), the searchMemory arguments of each
+    round (None once erased), its injections and its capture."""
+
+    seq: int
+    at: int
+    turn: ProxyTurn
+    arguments: list[list[str] | None]
+    injections: list[Injection]
+    capture: CaptureDecided | None
+    agent_id: str
+    protocol: str
+
+
 class TraceProjection(SqliteProjection):
     name = "traces"
     schema = SCHEMA
@@ -71,12 +120,96 @@ class TraceProjection(SqliteProjection):
         event = stored.record.event
         if isinstance(event, RecallPerformed):
             self._insert(stored, event)
+        elif isinstance(event, ProxyTurn):
+            self._insert_turn(stored, event)
+        elif isinstance(event, ContextInjected):
+            self._conn.execute(
+                "INSERT INTO injections VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    stored.record.seq,
+                    event.trace_id,
+                    event.recall_id,
+                    json.dumps(event.version_ids),
+                    event.renderer,
+                    event.sent_digest,
+                ),
+            )
+        elif isinstance(event, CaptureDecided):
+            self._conn.execute(
+                "UPDATE turns SET capture = ? WHERE turn_id = ?",
+                (msgspec.json.encode(event).decode(), event.turn_id),
+            )
         elif isinstance(event, SubjectErased) and event.scope == "container":
             self._conn.execute(
                 "UPDATE recalls SET query = NULL WHERE container_tag = ?", (event.container_tag,)
             )
+            self._conn.execute(
+                "UPDATE turns SET arguments = NULL WHERE container_tag = ?",
+                (event.container_tag,),
+            )
             return True
         return False
+
+    def _insert_turn(self, stored: StoredRecord, event: ProxyTurn) -> None:
+        arguments: list[list[str] | None] = []
+        for done in event.rounds:
+            opened = None if done.arguments is None else self._sealer.open_text(done.arguments)
+            arguments.append(None if opened is None else json.loads(opened))
+        # The body keeps no sealed field: the arguments live in their own column, erasable.
+        bare = msgspec.structs.replace(
+            event,
+            rounds=[msgspec.structs.replace(r, arguments=None) for r in event.rounds],
+        )
+        record = stored.record
+        self._conn.execute(
+            "INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+            (
+                event.turn_id,
+                record.seq,
+                record.ts,
+                event.container_tag,
+                msgspec.json.encode(bare).decode(),
+                json.dumps(arguments),
+                record.actor.agent_id,
+                record.actor.protocol,
+            ),
+        )
+
+    def turn(self, turn_id: str) -> TurnTrace | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT seq, at, body, arguments, capture, agent_id, protocol FROM turns"
+                " WHERE turn_id = ?",
+                (turn_id,),
+            ).fetchone()
+            injections = self._conn.execute(
+                "SELECT seq, recall_id, version_ids, renderer, sent_digest FROM injections"
+                " WHERE turn_id = ? ORDER BY seq",
+                (turn_id,),
+            ).fetchall()
+        if row is None:
+            return None
+        turn = msgspec.json.decode(row[2], type=ProxyTurn)
+        arguments = json.loads(row[3]) if row[3] is not None else [None] * len(turn.rounds)
+        return TurnTrace(
+            seq=row[0],
+            at=row[1],
+            turn=turn,
+            arguments=arguments,
+            injections=[
+                Injection(
+                    seq=i[0],
+                    recall_id=i[1],
+                    version_ids=json.loads(i[2]),
+                    renderer=i[3],
+                    sent_digest=i[4],
+                )
+                for i in injections
+            ],
+            capture=None if row[4] is None else msgspec.json.decode(row[4], type=CaptureDecided),
+            agent_id=row[5],
+            protocol=row[6],
+        )
 
     def _insert(self, stored: StoredRecord, event: RecallPerformed) -> None:
         record = stored.record

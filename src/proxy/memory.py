@@ -1,0 +1,86 @@
+"""The memory side of a turn: profile context and ``searchMemory`` recalls, each bounded by a
+timeout, each failure a reason code instead of an exception (the turn then goes on without)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import msgspec
+from starlette.concurrency import run_in_threadpool
+
+from ..core import Core
+from ..eventlog import Actor
+from ..recall import RecallRequest
+from .render import RenderedMemory, digest, render_memories, render_profile
+
+
+class Profile(msgspec.Struct, frozen=True, kw_only=True):
+    text: str
+    at: int  # when the profile was set (the ts of its profile.updated record)
+    digest: str
+
+
+class Injection(msgspec.Struct, frozen=True, kw_only=True):
+    """One rendered tool result and what it was rendered from."""
+
+    recall_id: str
+    version_ids: list[str]
+    text: str
+    digest: str
+
+
+class MemoryFailed(Exception):
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+class Memory:
+    def __init__(self, core: Core, *, limit: int, timeout: float) -> None:
+        self._core = core
+        self._limit = limit
+        self._timeout = timeout
+
+    async def profile(self, container_tag: str) -> Profile | None:
+        found = self._core.memories.profile(container_tag)
+        if found is None:
+            return None
+        profile, at = found
+        static = _strings(profile.get("static"))
+        dynamic = _strings(profile.get("dynamic"))
+        if not static and not dynamic:
+            return None
+        text = render_profile(static, dynamic)
+        return Profile(text=text, at=at, digest=digest(text))
+
+    async def search(self, container_tag: str, query: str, actor: Actor) -> Injection:
+        """Recall for one ``searchMemory`` call; raises ``MemoryFailed`` with a reason code."""
+        request = RecallRequest(q=query, container_tag=container_tag, limit=self._limit)
+        # Looked up at call time, so a recall replaced while serving is the one used.
+        recall = self._core.recall
+        try:
+            result = await asyncio.wait_for(
+                run_in_threadpool(lambda: recall.search(request, origin="proxy", actor=actor)),
+                self._timeout,
+            )
+        except TimeoutError as exc:
+            raise MemoryFailed("recall_timeout") from exc
+        except Exception as exc:
+            raise MemoryFailed("recall_failed") from exc
+        served = [
+            RenderedMemory(hit.row.version_id, hit.row.content, hit.row.observed_at)
+            for hit in result.hits
+            if hit.row is not None
+        ]
+        text = render_memories(served)
+        return Injection(
+            recall_id=result.trace_id,
+            version_ids=[m.version_id for m in served],
+            text=text,
+            digest=digest(text),
+        )
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []

@@ -1,0 +1,132 @@
+"""The one upstream: a pooled httpx client bound to the configured base URL.
+
+Nothing a client sends can point it elsewhere: paths are fixed, redirects are not followed and
+proxy variables of the environment are ignored. Transport failures become ``UpstreamFailed``
+(502) or ``UpstreamTimeout`` (504); a non-2xx answer is turned into one by ``failure_of``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+
+from ..settings import Settings
+from .errors import UpstreamFailed, UpstreamNotConfigured, UpstreamRejected, UpstreamTimeout
+
+# 4xx statuses that are the caller's to fix, passed on as they are; any other is a 502.
+_CALLER_STATUSES = {400, 404, 413, 422, 429}
+
+
+class Upstream:
+    def __init__(
+        self, settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        self.base_url = (settings.upstream_base_url or "").rstrip("/")
+        self._headers = {"accept": "application/json"}
+        if settings.upstream_api_key:
+            self._headers["authorization"] = f"Bearer {settings.upstream_api_key}"
+        self._timeout = httpx.Timeout(
+            settings.upstream_timeout, connect=settings.upstream_connect_timeout
+        )
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url)
+
+    def _http(self) -> httpx.AsyncClient:
+        if not self.base_url:
+            raise UpstreamNotConfigured("no upstream is configured: set MNEMOLOG_UPSTREAM_BASE_URL")
+        if self._client is None:
+            # Made on first use, inside the server's event loop.
+            self._client = httpx.AsyncClient(
+                timeout=self._timeout,
+                limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
+                follow_redirects=False,
+                trust_env=False,
+                transport=self._transport,
+            )
+        return self._client
+
+    async def post_chat(self, body: bytes) -> httpx.Response:
+        """A buffered chat completion; the response is read whatever its status."""
+        try:
+            return await self._http().post(
+                f"{self.base_url}/chat/completions",
+                content=body,
+                headers={**self._headers, "content-type": "application/json"},
+            )
+        except httpx.TimeoutException as exc:
+            raise UpstreamTimeout(f"the upstream did not answer in time ({_kind(exc)})") from exc
+        except httpx.HTTPError as exc:
+            raise UpstreamFailed(f"the upstream cannot be reached: {_kind(exc)}") from exc
+
+    @asynccontextmanager
+    async def stream_chat(self, body: bytes) -> AsyncIterator[httpx.Response]:
+        """A streamed chat completion; the connection is closed when the block ends,
+        including when the task is cancelled (a client that went away)."""
+        client = self._http()
+        request = client.build_request(
+            "POST",
+            f"{self.base_url}/chat/completions",
+            content=body,
+            headers={
+                **self._headers,
+                "content-type": "application/json",
+                "accept": "text/event-stream",
+            },
+        )
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.TimeoutException as exc:
+            raise UpstreamTimeout(f"the upstream did not answer in time ({_kind(exc)})") from exc
+        except httpx.HTTPError as exc:
+            raise UpstreamFailed(f"the upstream cannot be reached: {_kind(exc)}") from exc
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
+    async def get_models(self) -> httpx.Response:
+        try:
+            return await self._http().get(f"{self.base_url}/models", headers=self._headers)
+        except httpx.TimeoutException as exc:
+            raise UpstreamTimeout(f"the upstream did not answer in time ({_kind(exc)})") from exc
+        except httpx.HTTPError as exc:
+            raise UpstreamFailed(f"the upstream cannot be reached: {_kind(exc)}") from exc
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def failure_of(status: int, body: bytes) -> UpstreamFailed:
+    """The error for a non-2xx upstream answer, carrying the upstream's own message."""
+    message = upstream_message(body) or f"HTTP {status}"
+    if status in _CALLER_STATUSES:
+        return UpstreamRejected(status, f"the upstream refused the request: {message}")
+    return UpstreamFailed(f"the upstream failed with HTTP {status}: {message}")
+
+
+def upstream_message(body: bytes) -> str:
+    """The message of an OpenAI-style error body, or the start of whatever it sent."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return body[:500].decode("utf-8", "replace").strip()
+    if isinstance(parsed, dict):
+        error = parsed.get("error", parsed)
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])[:500]
+        if isinstance(error, str):
+            return error[:500]
+    return body[:500].decode("utf-8", "replace").strip()
+
+
+def _kind(exc: Exception) -> str:
+    return type(exc).__name__

@@ -1,0 +1,76 @@
+"""Fixtures: a scripted upstream and a real mnemolog server in front of it, both on loopback,
+and after every test the trace-fidelity check of every turn it made."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from mnemolog.api import create_app
+from mnemolog.runtime import Runtime
+from mnemolog.settings import Settings
+
+from ..servers import app_server
+from .fidelity import check_turns
+from .scripted import ScriptedUpstream
+
+
+@dataclass
+class Proxy:
+    base_url: str
+    runtime: Runtime
+    upstream: ScriptedUpstream
+    data_dir: Path
+    checked_seq: int = 0
+
+    @property
+    def v1(self) -> str:
+        return f"{self.base_url}/v1"
+
+
+@pytest.fixture(scope="module")
+def scripted() -> Iterator[tuple[ScriptedUpstream, str]]:
+    upstream = ScriptedUpstream()
+    with app_server(upstream.app) as url:
+        yield upstream, url
+
+
+def start_proxy(
+    data_dir: Path, upstream_url: str, upstream: ScriptedUpstream, **settings: object
+) -> Iterator[Proxy]:
+    runtime = Runtime(
+        Settings(
+            data_dir=data_dir,
+            embedder="quality",
+            upstream_base_url=f"{upstream_url}/v1",
+            **settings,  # type: ignore[arg-type]
+        )
+    )
+    try:
+        with app_server(create_app(runtime)) as url:
+            yield Proxy(url, runtime, upstream, data_dir)
+    finally:
+        runtime.close()
+
+
+@pytest.fixture(scope="module")
+def proxy(
+    tmp_path_factory: pytest.TempPathFactory, scripted: tuple[ScriptedUpstream, str]
+) -> Iterator[Proxy]:
+    upstream, url = scripted
+    yield from start_proxy(tmp_path_factory.mktemp("proxy") / "data", url, upstream)
+
+
+@pytest.fixture(autouse=True)
+def faithful_traces(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test's turns: the context rebuilt from the trace is what the upstream got."""
+    if "proxy" not in request.fixturenames:
+        yield
+        return
+    proxy: Proxy = request.getfixturevalue("proxy")
+    proxy.upstream.reset()
+    yield
+    proxy.checked_seq = check_turns(proxy.runtime, proxy.upstream, after_seq=proxy.checked_seq)
