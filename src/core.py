@@ -42,7 +42,7 @@ class _LiveNearest:
         live = self._memories.live_rows(container_tag)
         if not live:
             return []
-        return self._vectors.index.search(vector, k, allowed=live.__contains__)
+        return self._vectors.index.search(vector, k, allowed=live)
 
 
 class Core:
@@ -115,4 +115,5 @@ class Core:
         )
 
     def close(self) -> None:
+        self.lifecycle.close()
         self.runner.close()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from typing import Literal, Protocol
 
@@ -44,6 +44,7 @@ from .eventlog.events import (
     ProfileUpdated,
     SubjectErased,
 )
+from .fresh_ids import FreshIds
 from .projections.documents import CHUNK_SLOTS, DocumentProjection
 from .projections.memories import MemoryProjection, VersionRow, content_hash
 from .projections.runner import ProjectionRunner
@@ -97,6 +98,69 @@ class _Head(msgspec.Struct):
     vector: npt.NDArray[np.float32] | None
 
 
+class _Heads:
+    """Chain heads decided but not yet in the projections (this batch's and other writes'
+    in flight), looked up by content hash and by similarity in one matrix product."""
+
+    def __init__(self, heads: Sequence[_Head]) -> None:
+        self._by_memory: dict[str, _Head] = {}
+        self._by_hash: dict[str, _Head] = {}
+        self._rows: list[_Head | None] = []
+        self._row_of: dict[str, int] = {}
+        self._matrix: npt.NDArray[np.float32] | None = None
+        for head in heads:
+            self.add(head)
+
+    def __iter__(self) -> Iterator[_Head]:
+        return iter(list(self._by_memory.values()))
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._by_memory
+
+    def with_hash(self, digest: str) -> _Head | None:
+        return self._by_hash.get(digest)
+
+    def add(self, head: _Head) -> None:
+        self.remove(head.memory_id)
+        self._by_memory[head.memory_id] = head
+        self._by_hash[head.content_hash] = head
+        if head.vector is None:
+            return
+        row = len(self._rows)
+        if self._matrix is None:
+            self._matrix = np.zeros((16, head.vector.shape[0]), dtype=np.float32)
+        elif row == self._matrix.shape[0]:
+            self._matrix = np.concatenate([self._matrix, np.zeros_like(self._matrix)])
+        self._matrix[row] = head.vector
+        self._rows.append(head)
+        self._row_of[head.memory_id] = row
+
+    def remove(self, memory_id: str) -> None:
+        head = self._by_memory.pop(memory_id, None)
+        if head is None:
+            return
+        if self._by_hash.get(head.content_hash) is head:
+            del self._by_hash[head.content_hash]
+        row = self._row_of.pop(memory_id, None)
+        if row is not None:
+            self._rows[row] = None
+            assert self._matrix is not None
+            self._matrix[row] = 0.0  # a zero row is never at or above a positive threshold
+
+    def closest(
+        self, vector: npt.NDArray[np.float32], threshold: float
+    ) -> tuple[_Head, float] | None:
+        if self._matrix is None or not self._row_of:
+            return None
+        similarities = self._matrix[: len(self._rows)] @ vector
+        row = int(np.argmax(similarities))
+        head = self._rows[row]
+        similarity = float(similarities[row])
+        if head is None or similarity < threshold:
+            return None
+        return head, similarity
+
+
 class Lifecycle:
     def __init__(
         self,
@@ -120,6 +184,7 @@ class Lifecycle:
         self._embedder = embedder
         self._nearest = nearest
         self._threshold = supersede_threshold
+        self._fresh = FreshIds(keys, prefix="mem", subject=memory_subject)
         self._locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
         self._locks_guard = threading.Lock()
         # container -> memory_id -> (token of the write that made it, the in-flight head)
@@ -136,23 +201,21 @@ class Lifecycle:
         if not items:
             return []
         vectors = self._embedder.embed([item.content for item in items])
-        # Keys for the chains this batch may start, made in one durable commit before the
-        # lock (shared with other writers' key commits); those not needed are discarded.
-        fresh = [_new_id("mem") for _ in items]
-        self._keys.ensure_many([memory_subject(m) for m in fresh])
-        unused = list(reversed(fresh))
+        # Ids for the chains this batch may start, their keys already durable (made ahead,
+        # outside any lock); those its decisions do not use go back to the pool.
+        unused = self._fresh.take(len(items))
         token = object()
         lock = self._container_lock(container_tag)
         with lock:
             in_flight = self._in_flight[container_tag]
-            batch = [head for _, head in in_flight.values()]
+            batch = _Heads([head for _, head in in_flight.values()])
             drafts: list[Draft] = []
             outcomes: list[WriteOutcome] = []
             for item, vector in zip(items, vectors, strict=True):
                 event, outcome = self._decide(container_tag, item, vector, batch, unused)
                 drafts.append(Draft(actor, event))
                 outcomes.append(outcome)
-            self._keys.discard([memory_subject(m) for m in unused])
+            self._fresh.give_back(unused)
             future = self._log.submit(drafts)
             self._pending[container_tag][token] = future
             made = {o.memory_id for o in outcomes if o.status != "deduplicated"}
@@ -178,16 +241,16 @@ class Lifecycle:
         container_tag: str,
         item: NewMemory,
         vector: npt.NDArray[np.float32],
-        batch: list[_Head],
+        batch: _Heads,
         fresh_ids: list[str],
     ) -> tuple[AnyEvent, WriteOutcome]:
         """Decide one write; a new chain takes its id (and ready key) from ``fresh_ids``."""
         digest = content_hash(item.content)
-        for head in reversed(batch):  # the batch's own chains first: they are the newest
-            if head.content_hash == digest:
-                return self._dedup(container_tag, head.memory_id, head.version_id, head.version)
+        head = batch.with_hash(digest)  # the batch's own chains first: they are the newest
+        if head is not None:
+            return self._dedup(container_tag, head.memory_id, head.version_id, head.version)
         duplicate = self._memories.live_duplicate(container_tag, item.content)
-        if duplicate is not None and not any(h.memory_id == duplicate.memory_id for h in batch):
+        if duplicate is not None and duplicate.memory_id not in batch:
             return self._dedup(
                 container_tag, duplicate.memory_id, duplicate.version_id, duplicate.version
             )
@@ -208,7 +271,7 @@ class Lifecycle:
             is_static=item.is_static,
             observed_at=item.observed_at,
         )
-        batch.append(_Head(memory_id, version_id, 1, content_hash(item.content), vector))
+        batch.add(_Head(memory_id, version_id, 1, digest, vector))
         return event, WriteOutcome(
             memory_id=memory_id, version_id=version_id, version=1, status="created"
         )
@@ -227,25 +290,21 @@ class Lifecycle:
         self,
         container_tag: str,
         vector: npt.NDArray[np.float32],
-        batch: list[_Head],
+        batch: _Heads,
     ) -> tuple[_Head, float] | None:
         """The chain head most similar to ``vector``, if at or above the threshold."""
         best: tuple[_Head, float] | None = None
-        superseded_in_batch = {h.memory_id for h in batch}
         for row_id, similarity in self._nearest.nearest(container_tag, vector, 4):
             if similarity < self._threshold:
                 break
             row = self._memories.by_row_ids([row_id]).get(row_id)
-            if row is None or row.memory_id in superseded_in_batch or not _live_latest(row):
+            if row is None or row.memory_id in batch or not _live_latest(row):
                 continue
             best = (_head_of(row), similarity)
             break
-        for head in batch:
-            if head.vector is None:
-                continue
-            similarity = float(np.dot(head.vector, vector))
-            if similarity >= self._threshold and (best is None or similarity > best[1]):
-                best = (head, similarity)
+        pending = batch.closest(vector, self._threshold)
+        if pending is not None and (best is None or pending[1] > best[1]):
+            best = pending
         return best
 
     def _supersede(
@@ -255,7 +314,7 @@ class Lifecycle:
         vector: npt.NDArray[np.float32],
         head: _Head,
         similarity: float,
-        batch: list[_Head],
+        batch: _Heads,
     ) -> tuple[AnyEvent, WriteOutcome]:
         subject = memory_subject(head.memory_id)
         version_id = _new_id("ver")
@@ -272,8 +331,7 @@ class Lifecycle:
             is_static=item.is_static,
             observed_at=item.observed_at,
         )
-        batch[:] = [h for h in batch if h.memory_id != head.memory_id]
-        batch.append(
+        batch.add(
             _Head(head.memory_id, version_id, head.version + 1, content_hash(item.content), vector)
         )
         return event, WriteOutcome(
@@ -409,6 +467,9 @@ class Lifecycle:
         sealed = self._sealer.seal(container_subject(container_tag), profile)
         with self._container_lock(container_tag):
             return self._append(actor, ProfileUpdated(container_tag=container_tag, profile=sealed))
+
+    def close(self) -> None:
+        self._fresh.close()
 
     # --- helpers -------------------------------------------------------------------------------
 

@@ -9,10 +9,13 @@ scores, so a trace shows why each one was or was not recalled.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
+from concurrent.futures import Future
 from typing import Literal
 
 import msgspec
@@ -20,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .embedding.port import Embedder, from_bytes
-from .eventlog import Actor, Draft, EventLog, Sealer
+from .eventlog import Actor, Appended, Draft, EventLog, Sealer
 from .eventlog.events import Candidate, RecallPerformed
 from .projections.documents import ChunkRow, DocumentProjection
 from .projections.indexes import FullTextProjection, VectorProjection
@@ -69,7 +72,7 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
 class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
     trace_id: str
     hits: list[Hit]
-    seq: int
+    seq: int | None  # the recall event's seq; None while it waits for its group commit
 
 
 class _Ranked(msgspec.Struct, kw_only=True):
@@ -109,8 +112,15 @@ class Recall:
         self._document_vectors = document_vectors
         self._document_fulltext = document_fulltext
         self._runner = runner
+        self._in_flight: set[Future[Appended]] = set()
+        self._in_flight_lock = threading.Lock()
 
-    def search(self, request: RecallRequest, *, origin: Origin, actor: Actor) -> RecallResult:
+    def search(
+        self, request: RecallRequest, *, origin: Origin, actor: Actor, durable: bool = True
+    ) -> RecallResult:
+        """Rank, serve and record. With ``durable`` the recall event is on disk and applied to
+        the projections before this returns; without, it is queued for the next group commit
+        and the answer goes out at once (``seq`` is then ``None``; ``settle`` waits for it)."""
         latency: dict[str, float] = {}
         clock = time.perf_counter()
 
@@ -154,9 +164,29 @@ class Recall:
                 "includeForgotten": request.include_forgotten,
             },
         )
-        seq = self._log.append([Draft(actor, event)]).seqs[0]
-        self._runner.sync_to(seq)  # so /inspect shows this trace as soon as it is answered
+        future = self._log.submit([Draft(actor, event)])
+        if not durable:
+            with self._in_flight_lock:
+                self._in_flight.add(future)
+            future.add_done_callback(self._landed)
+            return RecallResult(trace_id=recall_id, hits=hits, seq=None)
+        seq = future.result().seqs[0]
+        self._runner.sync_to(seq)  # the trace is in the projections as soon as it is answered
         return RecallResult(trace_id=recall_id, hits=hits, seq=seq)
+
+    def settle(self) -> None:
+        """Wait until every recall event answered ahead of its commit is durable, and apply
+        the log to the projections: what ``/inspect`` reads then holds every trace answered."""
+        with self._in_flight_lock:
+            pending = list(self._in_flight)
+        for future in pending:
+            with contextlib.suppress(Exception):
+                future.result()
+        self._runner.sync_to(self._log.head().seq)
+
+    def _landed(self, future: Future[Appended]) -> None:
+        with self._in_flight_lock:
+            self._in_flight.discard(future)
 
     # --- memories --------------------------------------------------------------------------
 
@@ -291,7 +321,7 @@ def _candidates(
     stage: str,
 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
     pool = max(50, request.limit * 5)
-    by_vector = vectors.index.search(query, pool, allowed=allowed.__contains__) if allowed else []
+    by_vector = vectors.index.search(query, pool, allowed=allowed) if allowed else []
     lap(f"{stage}_vector")
     by_text = [
         (label, score)

@@ -28,6 +28,7 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
         ] = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 20,
     ) -> JSONResponse:
+        core.recall.settle()
         traces = core.traces.recent(
             container_tag=container_tag, origin=origin, before_seq=before, limit=limit
         )
@@ -40,6 +41,7 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
             if turn is None:
                 raise NotFound(f"no trace {trace_id!r}")
             return JSONResponse(turn_json(core, turn))
+        core.recall.settle()
         trace = core.traces.get(trace_id)
         if trace is None:
             raise NotFound(f"no trace {trace_id!r}")

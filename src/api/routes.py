@@ -210,7 +210,9 @@ def memory_routes(runtime: Runtime) -> APIRouter:
             include_forgotten=body.include_forgotten,
         )
         result = await run_in_threadpool(
-            lambda: core.recall.search(recall, origin="rest", actor=LOCAL)
+            # The answer does not wait for the trace's commit (it is group-committed behind
+            # it); /inspect waits for it. See docs/recall.md.
+            lambda: core.recall.search(recall, origin="rest", actor=LOCAL, durable=False)
         )
         results = [
             {

@@ -76,6 +76,8 @@ class KeyStore:
         if cached is not None:
             return cached
         with self._lock:  # held while caching, so a concurrent destroy cannot be undone
+            if subject in self._unused:
+                return None
             with self._env.begin(db=self._keys) as txn:
                 raw = txn.get(subject.encode())
             if raw is None:
@@ -101,9 +103,8 @@ class KeyStore:
         return [futures[s].result() if s in futures else self.ensure(s) for s in subjects]
 
     def discard(self, subjects: Sequence[str]) -> None:
-        """Drop keys made ahead of time and never used: they sealed nothing, so their bytes
-        need no compaction, and losing this request in a crash costs only a few bytes. They
-        are deleted with the next batch of new keys."""
+        """Drop keys made ahead of time and never used: they sealed nothing, and losing this
+        request in a crash costs only a few bytes. They are deleted at ``close``."""
         with self._lock:
             for subject in subjects:
                 self._cache.pop(subject, None)
@@ -132,6 +133,20 @@ class KeyStore:
     def close(self) -> None:
         self._creator.close()
         with self._lock:
+            if self._unused and self._failure is None:
+                # Keys made ahead and never used. Deleted only here, followed by a compaction:
+                # a transaction that frees pages can leave the file shorter than its meta page
+                # says (pages allocated and freed in one commit are never written), which the
+                # preflight of the next open would take for a truncation. A crash first
+                # leaves harmless orphans: they sealed nothing.
+                try:
+                    with self._env.begin(write=True, db=self._keys) as txn:
+                        for subject in self._unused:
+                            txn.delete(subject.encode())
+                    self._unused.clear()
+                    self._compact()
+                except lmdb.Error:
+                    pass
             self._env.close()
 
     def _create_batch(self, subjects: Sequence[str]) -> list[bytes | BaseException]:
@@ -139,14 +154,11 @@ class KeyStore:
         with self._lock:
             if self._failure is not None:
                 raise self._failure
-            unused = self._unused - set(subjects)
+            self._unused -= set(subjects)
             while True:
                 try:
                     with self._env.begin(write=True) as txn:
                         out = [self._create(txn, subject) for subject in subjects]
-                        for subject in unused:
-                            txn.delete(subject.encode(), db=self._keys)
-                    self._unused -= unused
                     break
                 except lmdb.MapFullError:
                     self._env.set_mapsize(int(self._env.info()["map_size"]) * 2)

@@ -14,6 +14,14 @@ in the graph and in every saved file, so an erase ends with ``rebuild`` and then
 Builds are deterministic: insertion is single-threaded with a fixed ``random_seed`` and the
 capacity grows by a fixed rule, so the same items in the same order give a byte-identical file.
 
+Beside the graph, the index keeps every vector (unit length) in one in-memory matrix, so a
+search restricted to a small set of labels (one container's live versions, the versions valid
+at an instant) is an exact scan of those rows: ~0.1 ms for 1,500 256-d rows, against ~1.2 ms
+for hnswlib's filtered search, whose filter is a Python call per visited node. The scan is
+also exact and deterministic, which approximate search is not. The matrix is filled as rows
+are added; after ``load`` it is filled from the graph by a background thread (hnswlib copies
+out ~55k vectors/s), and until then filtered searches use the graph.
+
 No BLAS call sits on a hot path here (norms and the exact fallback use elementwise numpy and
 ``einsum``, which run on the calling thread), so OpenBLAS's thread pool is never woken: two
 BLAS threads made a 2k-vector query take ~12 ms on a 2-core machine.
@@ -26,6 +34,7 @@ import heapq
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 import hnswlib
@@ -50,7 +59,101 @@ ADD_CHUNK = 1024  # rows inserted per hold of the lock, so searches interleave w
 EXACT_CHUNK = 8192  # vectors copied out of the graph at a time by the exact fallback
 _HASH_BLOCK = 1 << 20
 
-Allowed = Callable[[int], bool]
+# Filtered searches over at most this many labels scan the matrix exactly (20k 384-d rows
+# take ~1.5 ms); larger sets go through the graph with a filter.
+EXACT_SCAN_MAX = 20_000
+MIRROR_FILL_CHUNK = 4096  # rows copied out of a loaded graph per hold of the lock
+
+# A set of labels (exact scan when small enough) or a predicate (always the graph).
+Allowed = AbstractSet[int] | Callable[[int], bool]
+
+
+class _Mirror:
+    """Every indexed vector, unit length, one row per label; guarded by the index's lock."""
+
+    def __init__(self, dim: int) -> None:
+        self.matrix = np.empty((0, dim), dtype=np.float32)
+        self.labels = np.empty(0, dtype=np.int64)
+        self.row_of: dict[int, int] = {}
+        self.ready = True  # False while a loaded graph is still being copied in
+        # Rows are in increasing label order while labels arrive in increasing order (log
+        # seqs do); a scan then finds rows by binary search instead of a dict per label.
+        self.ascending = True
+        self.top = -1  # the largest label stored
+
+    def put(self, ids: Sequence[int], unit: NDArray[np.float32], *, keep: bool = False) -> None:
+        """Store rows for ``ids``; a label already present is overwritten unless ``keep``."""
+        rows: list[int] = []
+        fresh: list[int] = []
+        for i, label in enumerate(ids):
+            row = self.row_of.get(label)
+            if row is None:
+                row = len(self.row_of)
+                if label < self.top:
+                    self.ascending = False
+                self.top = max(self.top, label)
+                self.row_of[label] = row
+            elif keep:
+                continue
+            rows.append(row)
+            fresh.append(i)
+        needed = len(self.row_of)
+        if needed > self.matrix.shape[0]:
+            capacity = max(needed, 2 * self.matrix.shape[0], MIN_CAPACITY)
+            matrix = np.zeros((capacity, self.matrix.shape[1]), dtype=np.float32)
+            matrix[: self.matrix.shape[0]] = self.matrix
+            labels = np.full(capacity, -1, dtype=np.int64)
+            labels[: self.labels.shape[0]] = self.labels
+            self.matrix, self.labels = matrix, labels
+        if rows:
+            self.matrix[rows] = unit[fresh]
+            self.labels[rows] = np.asarray(ids, dtype=np.int64)[fresh]
+
+    def scan(
+        self, query: NDArray[np.float32], k: int, labels: Sequence[int]
+    ) -> list[tuple[int, float]]:
+        """The ``k`` rows among ``labels`` most similar to the unit ``query``, best first."""
+        rows = self._rows(labels)
+        if rows.size == 0:
+            return []
+        similarities = np.einsum("ij,j->i", self.matrix[rows], query)
+        if rows.size > k:
+            top = np.argpartition(-similarities, k - 1)[:k]
+            rows, similarities = rows[top], similarities[top]
+        found = sorted(
+            zip(similarities.tolist(), self.labels[rows].tolist(), strict=True),
+            key=lambda hit: (-hit[0], hit[1]),
+        )
+        return [(int(label), _clamp(similarity)) for similarity, label in found]
+
+    def _rows(self, labels: Sequence[int]) -> NDArray[np.int64]:
+        """The rows of those ``labels`` that are stored."""
+        if not self.ascending:
+            row_of = self.row_of
+            return np.fromiter(
+                (row for label in labels if (row := row_of.get(label)) is not None),
+                dtype=np.int64,
+            )
+        stored = self.labels[: len(self.row_of)]
+        wanted = np.fromiter(labels, dtype=np.int64, count=len(labels))
+        rows = np.searchsorted(stored, wanted)
+        found = rows < stored.size
+        found[found] = stored[rows[found]] == wanted[found]
+        return np.asarray(rows[found], dtype=np.int64)
+
+    def sort(self) -> None:
+        """Put the rows in label order (after a fill that raced with adds)."""
+        count = len(self.row_of)
+        order = np.argsort(self.labels[:count], kind="stable")
+        self.matrix[:count] = self.matrix[order]
+        self.labels[:count] = self.labels[order]
+        self.row_of = {int(label): row for row, label in enumerate(self.labels[:count].tolist())}
+        self.ascending = True
+
+
+def _unit(data: NDArray[np.float32]) -> NDArray[np.float32]:
+    norms = np.sqrt(np.einsum("ij,ij->i", data, data)).reshape(-1, 1)
+    return np.asarray(data / norms, dtype=np.float32)
 
 
 class _Sidecar(msgspec.Struct, frozen=True, kw_only=True):
@@ -123,6 +226,7 @@ class VectorIndex:
         self._lock = threading.Lock()  # the graph: every read and every write of it
         self._writer = threading.Lock()  # one writer at a time; taken before ``_lock``
         self._hnsw = self._empty(MIN_CAPACITY)
+        self._mirror = _Mirror(dim)
         self._deleted: set[int] = set()
 
     # -- reading -------------------------------------------------------------------------------
@@ -141,10 +245,11 @@ class VectorIndex:
     ) -> list[tuple[int, float]]:
         """The ``k`` nearest live labels as ``(label, cosine similarity)``, best first.
 
-        ``k`` larger than the number of elements is clamped, never an error. ``allowed`` is
-        called with candidate labels and restricts the result to those it accepts; when fewer
-        than ``k`` labels pass it, all of them are returned (found by an exact scan). A zero
-        query vector has no direction and matches nothing.
+        ``k`` larger than the number of elements is clamped, never an error. ``allowed``
+        restricts the result to the labels it holds (a set) or accepts (a predicate); when
+        fewer than ``k`` labels pass it, all of them are returned (found by an exact scan). A
+        set of at most ``EXACT_SCAN_MAX`` labels is scanned exactly. A zero query vector has
+        no direction and matches nothing.
         """
         query = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
         if query.shape != (self.dim,):
@@ -158,6 +263,14 @@ class VectorIndex:
             want = min(k, live)
             if want == 0:
                 return []
+            if isinstance(allowed, AbstractSet):
+                if self._mirror.ready and len(allowed) <= EXACT_SCAN_MAX:
+                    unit = query / np.sqrt(np.einsum("i,i->", query, query))
+                    # A copy made in one C call: callers may pass a live set that another
+                    # thread extends, and iterating it in Python could see it change size.
+                    scope = list(allowed - self._deleted if self._deleted else allowed)
+                    return self._mirror.scan(unit, want, scope)
+                allowed = allowed.__contains__
             # ef is the size of the candidate list; hnswlib needs ef >= k, and recall needs slack.
             self._hnsw.set_ef(max(self.ef_search, 2 * want))
             try:
@@ -174,7 +287,7 @@ class VectorIndex:
         ]
 
     def _exact(
-        self, query: NDArray[np.float32], k: int, allowed: Allowed | None
+        self, query: NDArray[np.float32], k: int, allowed: Callable[[int], bool] | None
     ) -> list[tuple[int, float]]:
         """Brute force over the live labels ``allowed`` admits; caller holds ``_lock``."""
         candidates = [
@@ -184,6 +297,8 @@ class VectorIndex:
         ]
         # Cosine space: hnswlib stores unit vectors, so a dot product with the unit query is cos.
         unit = query / np.sqrt(np.einsum("i,i->", query, query))
+        if self._mirror.ready:
+            return self._mirror.scan(unit, k, candidates)
         best: list[tuple[float, int]] = []
         for start in range(0, len(candidates), EXACT_CHUNK):  # bounded memory for big scans
             chunk = candidates[start : start + EXACT_CHUNK]
@@ -203,7 +318,7 @@ class VectorIndex:
         """
         ids, data = self._validate(labels, vectors)
         with self._writer:
-            self._insert(self._hnsw, ids, data, under_lock=True)
+            self._insert(self._hnsw, self._mirror, ids, data, under_lock=True)
             with self._lock:
                 self._deleted.difference_update(ids.tolist())
 
@@ -237,10 +352,11 @@ class VectorIndex:
             for label in labels:
                 if label not in present:
                     continue
-                noise = rng.standard_normal(self.dim).astype(np.float32)
+                noise = rng.standard_normal(self.dim).astype(np.float32).reshape(1, -1)
                 if label in self._deleted:
                     self._hnsw.unmark_deleted(label)
-                self._hnsw.add_items(noise.reshape(1, -1), np.asarray([label]), num_threads=1)
+                self._hnsw.add_items(noise, np.asarray([label]), num_threads=1)
+                self._mirror.put([label], _unit(noise))
                 self._hnsw.mark_deleted(label)
                 self._deleted.add(label)
 
@@ -253,18 +369,22 @@ class VectorIndex:
         """
         with self._writer:
             fresh = self._empty(MIN_CAPACITY)
+            mirror = _Mirror(self.dim)
             batch_labels: list[int] = []
             batch_vectors: list[NDArray[np.floating]] = []
             for label, vector in items:
                 batch_labels.append(label)
                 batch_vectors.append(vector)
                 if len(batch_labels) == ADD_CHUNK:
-                    self._insert(fresh, *self._validate(batch_labels, np.stack(batch_vectors)))
+                    ids, data = self._validate(batch_labels, np.stack(batch_vectors))
+                    self._insert(fresh, mirror, ids, data)
                     batch_labels, batch_vectors = [], []
             if batch_labels:
-                self._insert(fresh, *self._validate(batch_labels, np.stack(batch_vectors)))
+                ids, data = self._validate(batch_labels, np.stack(batch_vectors))
+                self._insert(fresh, mirror, ids, data)
             with self._lock:
                 self._hnsw = fresh
+                self._mirror = mirror
                 self._deleted = set()
 
     def save(self, last_seq: int) -> None:
@@ -342,7 +462,33 @@ class VectorIndex:
         index._hnsw = hnsw
         index._deleted = set(meta.deleted)
         index.last_seq = meta.last_seq
+        index._mirror.ready = False
+        threading.Thread(
+            target=index._fill_mirror, args=(hnsw,), name="vector-mirror", daemon=True
+        ).start()
         return index
+
+    def _fill_mirror(self, hnsw: hnswlib.Index) -> None:
+        """Copy a loaded graph's vectors into the matrix, a chunk per hold of the lock; rows
+        added meanwhile are newer and kept. Stops if the graph was replaced (rebuild)."""
+        labels = sorted(int(label) for label in hnsw.get_ids_list())
+        for start in range(0, len(labels), MIRROR_FILL_CHUNK):
+            with self._lock:
+                if self._hnsw is not hnsw:
+                    return
+                # hnswlib refuses to copy out deleted labels; searches never return them.
+                chunk = [
+                    label
+                    for label in labels[start : start + MIRROR_FILL_CHUNK]
+                    if label not in self._deleted
+                ]
+                stored = np.asarray(hnsw.get_items(chunk, return_type="numpy"), np.float32)
+                self._mirror.put(chunk, stored, keep=True)
+        with self._lock:
+            if self._hnsw is hnsw:
+                if not self._mirror.ascending:
+                    self._mirror.sort()
+                self._mirror.ready = True
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -378,20 +524,25 @@ class VectorIndex:
     def _insert(
         self,
         hnsw: hnswlib.Index,
+        mirror: _Mirror,
         ids: NDArray[np.uint64],
         data: NDArray[np.float32],
         *,
         under_lock: bool = False,
     ) -> None:
-        """Add rows to ``hnsw`` chunk by chunk; take ``_lock`` per chunk if it is the live graph."""
+        """Add rows to ``hnsw`` and ``mirror`` chunk by chunk; take ``_lock`` per chunk if they
+        are the live ones."""
+        unit = _unit(data)
         for start in range(0, len(ids), ADD_CHUNK):
             chunk_ids = ids[start : start + ADD_CHUNK]
             chunk = data[start : start + ADD_CHUNK]
             if under_lock:
                 with self._lock:
                     self._grow_and_add(hnsw, chunk_ids, chunk)
+                    mirror.put(chunk_ids.tolist(), unit[start : start + ADD_CHUNK])
             else:
                 self._grow_and_add(hnsw, chunk_ids, chunk)
+                mirror.put(chunk_ids.tolist(), unit[start : start + ADD_CHUNK])
 
     @staticmethod
     def _grow_and_add(

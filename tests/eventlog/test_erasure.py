@@ -144,12 +144,19 @@ def test_a_crash_before_compaction_is_healed_at_the_next_open(tmp_path: Path) ->
     assert grep_tree(tmp_path, key) == []
 
 
-def test_keys_made_ahead_and_unused_are_dropped(keys: KeyStore) -> None:
-    made = keys.ensure_many([f"memory:ahead-{i}" for i in range(5)])
-    assert len(set(made)) == 5
+def test_keys_made_ahead_and_unused_are_dropped(tmp_path: Path) -> None:
+    keys = KeyStore(tmp_path / "keys")
+    made = keys.ensure_many([f"memory:ahead-{i}" for i in range(300)])
+    assert len(set(made)) == 300
     assert keys.ensure_many(["memory:ahead-0"]) == [made[0]]
-    keys.discard(["memory:ahead-3", "memory:ahead-4"])
-    keys.ensure("memory:next")  # the next batch of new keys carries the deletion
-    assert keys.key_for("memory:ahead-3") is None and keys.key_for("memory:ahead-4") is None
-    assert keys.key_for("memory:ahead-1") == made[1]
-    assert not keys.is_destroyed("memory:ahead-3")  # never erased: it sealed nothing
+    keys.discard([f"memory:ahead-{i}" for i in range(3, 300)])
+    assert keys.key_for("memory:ahead-3") is None  # forgotten at once, deleted at close
+    keys.close()
+    assert grep_tree(tmp_path, made[4]) == []
+    keys = KeyStore(tmp_path / "keys")  # the deletion left a file the next open accepts
+    try:
+        assert keys.key_for("memory:ahead-3") is None and keys.key_for("memory:ahead-299") is None
+        assert keys.key_for("memory:ahead-1") == made[1]
+        assert not keys.is_destroyed("memory:ahead-3")  # never erased: it sealed nothing
+    finally:
+        keys.close()

@@ -82,6 +82,81 @@ def test_filter_restricts_results(tmp_path: Path) -> None:
     assert index.search(data[3], 10, allowed=lambda label: False) == []
 
 
+def exact_top(
+    data: NDArray[np.float32], query: NDArray[np.float32], labels: set[int], k: int
+) -> list[int]:
+    ranked = sorted(labels, key=lambda label: (-float(np.dot(data[label], query)), label))
+    return ranked[:k]
+
+
+@pytest.mark.parametrize("order", ["ascending", "shuffled"])
+def test_a_set_filter_is_scanned_exactly(tmp_path: Path, order: str) -> None:
+    data = unit_rows(3000)
+    index = VectorIndex(tmp_path / "v.bin", DIM)
+    labels = list(range(3000))
+    if order == "shuffled":
+        np.random.default_rng(8).shuffle(labels)
+    for start in range(0, 3000, 700):
+        batch = labels[start : start + 700]
+        index.add(batch, data[batch])
+    index.remove([30])
+    scope = set(range(0, 3000, 6))
+    for query in unit_rows(20, seed=2):
+        hits = index.search(query, 25, allowed=scope)
+        assert [label for label, _ in hits] == exact_top(data, query, scope - {30}, 25)
+        for label, similarity in hits:
+            assert similarity == pytest.approx(float(np.dot(data[label], query)), abs=1e-5)
+    assert index.search(data[0], 5, allowed=set()) == []
+    assert [label for label, _ in index.search(data[0], 5, allowed={0, 7})] == [0, 7]
+
+
+def test_a_loaded_index_scans_exactly_once_its_vectors_are_copied(tmp_path: Path) -> None:
+    path = tmp_path / "v.bin"
+    data = unit_rows(2500)
+    index = VectorIndex(path, DIM)
+    index.add(list(range(2500)), data)
+    index.remove([12])
+    index.save(last_seq=1)
+    loaded = VectorIndex.load(path, dim=DIM)
+    assert loaded is not None
+    scope = set(range(0, 2500, 5))
+    query = unit_rows(1, seed=9)[0]
+    during = loaded.search(query, 10, allowed=scope)  # the graph answers until the copy ends
+    assert {label for label, _ in during} <= scope - {12}
+    for thread in threading.enumerate():
+        if thread.name == "vector-mirror":
+            thread.join(timeout=30)
+    loaded.add([2500], unit_rows(1, seed=3))
+    assert [label for label, _ in loaded.search(query, 10, allowed=scope)] == exact_top(
+        data, query, scope - {12}, 10
+    )
+    assert loaded.search(unit_rows(1, seed=3)[0], 1, allowed={2500, 1})[0][0] == 2500
+
+
+def test_a_set_filter_survives_a_set_growing_in_another_thread(tmp_path: Path) -> None:
+    data = unit_rows(4000)
+    index = VectorIndex(tmp_path / "v.bin", DIM)
+    index.add(list(range(4000)), data)
+    scope: set[int] = set(range(1000))
+    stop = threading.Event()
+
+    def grow() -> None:
+        label = 1000
+        while not stop.is_set():
+            scope.add(label % 4000)
+            scope.discard((label - 500) % 4000)
+            label += 1
+
+    thread = threading.Thread(target=grow)
+    thread.start()
+    try:
+        for query in unit_rows(200, seed=4):
+            assert len(index.search(query, 10, allowed=scope)) == 10
+    finally:
+        stop.set()
+        thread.join()
+
+
 def test_remove_hides_and_add_restores(tmp_path: Path) -> None:
     data = unit_rows(100)
     index = VectorIndex(tmp_path / "v.bin", DIM)
