@@ -36,13 +36,13 @@ class _LiveNearest:
         self._memories = memories
         self._vectors = vectors
 
-    def nearest(
-        self, container_tag: str, vector: npt.NDArray[np.float32], k: int
-    ) -> list[tuple[int, float]]:
+    def nearest_many(
+        self, container_tag: str, vectors: npt.NDArray[np.float32], k: int
+    ) -> list[list[tuple[int, float]]]:
         live = self._memories.live_rows(container_tag)
         if not live:
-            return []
-        return self._vectors.index.search(vector, k, allowed=live)
+            return [[] for _ in range(len(vectors))]
+        return self._vectors.index.search_many(vectors, k, allowed=live)
 
 
 class Core:

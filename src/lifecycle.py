@@ -3,8 +3,9 @@ edit and erase.
 
 A write is decided against the current state of its container: an exact duplicate of a live
 latest version becomes a ``memory.deduplicated`` event and no new version; a near duplicate
-(cosine at or above the supersede threshold) becomes version n+1 of that chain; anything else
-starts a new chain. Texts are embedded in one batch before any lock.
+(cosine at or above the supersede threshold, and at least half of the two texts' distinct
+words shared) becomes version n+1 of that chain; anything else starts a new chain. Texts are
+embedded in one batch before any lock.
 
 Decisions for one container are serialised by a lock, but the lock is not held while the
 append syncs to disk: a writer decides, submits its append (the log keeps submission order),
@@ -46,11 +47,18 @@ from .eventlog.events import (
 )
 from .fresh_ids import FreshIds
 from .projections.documents import CHUNK_SLOTS, DocumentProjection
+from .projections.fulltext import query_terms
 from .projections.memories import MemoryProjection, VersionRow, content_hash
 from .projections.runner import ProjectionRunner
 from .subjects import container_subject, document_subject, memory_subject
 
 Status = Literal["created", "superseded", "deduplicated"]
+
+# A near duplicate must also restate the same words: at least this share of the two texts'
+# distinct words (Jaccard) in common. A correction changes a few words of the same statement
+# ("John prefers dark mode" -> "John prefers light mode": 0.6); two different remarks that an
+# embedding finds close ("Thanks, Mel!" / "Thanks, Caroline!" by another speaker) rarely do.
+MIN_SHARED_WORDS = 0.5
 
 
 class NewMemory(msgspec.Struct, frozen=True, kw_only=True):
@@ -81,10 +89,10 @@ class DocumentOutcome(msgspec.Struct, frozen=True, kw_only=True):
 class NearestLive(Protocol):
     """Finds the live latest versions of a container closest to a vector."""
 
-    def nearest(
-        self, container_tag: str, vector: npt.NDArray[np.float32], k: int
-    ) -> list[tuple[int, float]]:
-        """(row id, cosine similarity) pairs, best first."""
+    def nearest_many(
+        self, container_tag: str, vectors: npt.NDArray[np.float32], k: int
+    ) -> list[list[tuple[int, float]]]:
+        """For each vector, (row id, cosine similarity) pairs, best first."""
         ...
 
 
@@ -96,6 +104,7 @@ class _Head(msgspec.Struct):
     version: int
     content_hash: str
     vector: npt.NDArray[np.float32] | None
+    words: frozenset[str] = frozenset()
 
 
 class _Heads:
@@ -211,8 +220,10 @@ class Lifecycle:
             batch = _Heads([head for _, head in in_flight.values()])
             drafts: list[Draft] = []
             outcomes: list[WriteOutcome] = []
-            for item, vector in zip(items, vectors, strict=True):
-                event, outcome = self._decide(container_tag, item, vector, batch, unused)
+            # Under the lock: the projections must not move between this and the decisions.
+            neighbours = self._nearest.nearest_many(container_tag, vectors, 4)
+            for item, vector, near in zip(items, vectors, neighbours, strict=True):
+                event, outcome = self._decide(container_tag, item, vector, near, batch, unused)
                 drafts.append(Draft(actor, event))
                 outcomes.append(outcome)
             self._fresh.give_back(unused)
@@ -241,6 +252,7 @@ class Lifecycle:
         container_tag: str,
         item: NewMemory,
         vector: npt.NDArray[np.float32],
+        near: list[tuple[int, float]],
         batch: _Heads,
         fresh_ids: list[str],
     ) -> tuple[AnyEvent, WriteOutcome]:
@@ -254,7 +266,7 @@ class Lifecycle:
             return self._dedup(
                 container_tag, duplicate.memory_id, duplicate.version_id, duplicate.version
             )
-        target = self._closest(container_tag, vector, batch)
+        target = self._closest(item, vector, near, batch)
         if target is not None:
             head, similarity = target
             return self._supersede(container_tag, item, vector, head, similarity, batch)
@@ -271,7 +283,7 @@ class Lifecycle:
             is_static=item.is_static,
             observed_at=item.observed_at,
         )
-        batch.add(_Head(memory_id, version_id, 1, digest, vector))
+        batch.add(_Head(memory_id, version_id, 1, digest, vector, _words(item.content)))
         return event, WriteOutcome(
             memory_id=memory_id, version_id=version_id, version=1, status="created"
         )
@@ -288,22 +300,31 @@ class Lifecycle:
 
     def _closest(
         self,
-        container_tag: str,
+        item: NewMemory,
         vector: npt.NDArray[np.float32],
+        near: list[tuple[int, float]],
         batch: _Heads,
     ) -> tuple[_Head, float] | None:
-        """The chain head most similar to ``vector``, if at or above the threshold."""
+        """The chain head ``item`` is a near duplicate of: the most similar one whose cosine is
+        at or above the threshold and which shares at least ``MIN_SHARED_WORDS`` of the words."""
+        words = _words(item.content)
         best: tuple[_Head, float] | None = None
-        for row_id, similarity in self._nearest.nearest(container_tag, vector, 4):
+        for row_id, similarity in near:
             if similarity < self._threshold:
                 break
             row = self._memories.by_row_ids([row_id]).get(row_id)
             if row is None or row.memory_id in batch or not _live_latest(row):
                 continue
+            if _shared(words, _words(row.content or "")) < MIN_SHARED_WORDS:
+                continue
             best = (_head_of(row), similarity)
             break
         pending = batch.closest(vector, self._threshold)
-        if pending is not None and (best is None or pending[1] > best[1]):
+        if (
+            pending is not None
+            and (best is None or pending[1] > best[1])
+            and _shared(words, pending[0].words) >= MIN_SHARED_WORDS
+        ):
             best = pending
         return best
 
@@ -332,7 +353,14 @@ class Lifecycle:
             observed_at=item.observed_at,
         )
         batch.add(
-            _Head(head.memory_id, version_id, head.version + 1, content_hash(item.content), vector)
+            _Head(
+                head.memory_id,
+                version_id,
+                head.version + 1,
+                content_hash(item.content),
+                vector,
+                _words(item.content),
+            )
         )
         return event, WriteOutcome(
             memory_id=head.memory_id,
@@ -528,6 +556,17 @@ def _live_latest(row: VersionRow) -> bool:
 
 def _head_of(row: VersionRow) -> _Head:
     return _Head(row.memory_id, row.version_id, row.version, "", None)
+
+
+def _words(text: str) -> frozenset[str]:
+    """The distinct words of ``text`` as the full-text index splits them (lowercased)."""
+    return frozenset(query_terms(text))
+
+
+def _shared(a: frozenset[str], b: frozenset[str]) -> float:
+    """The share of distinct words two texts have in common (Jaccard); 1.0 for two empties."""
+    union = len(a | b)
+    return len(a & b) / union if union else 1.0
 
 
 def _new_id(prefix: str) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+from threadpoolctl import threadpool_limits
+
 from .core import Core
 from .eventlog.datadir import DataDirLock, keys_dir, log_dir
 from .eventlog.keystore import KeyStore
@@ -16,6 +18,9 @@ class Runtime:
     """Takes the data-dir lock first, then opens the log and the key store."""
 
     def __init__(self, settings: Settings) -> None:
+        # One BLAS thread for the process: the matrix products here are small, and waking
+        # OpenBLAS's pool on a 2-core machine costs more than it gains and starves requests.
+        threadpool_limits(limits=1, user_api="blas")
         self.settings = settings
         self._closing = threading.Lock()
         self._closed = False

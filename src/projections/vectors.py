@@ -49,7 +49,9 @@ __all__ = ["VectorIndex"]
 FORMAT = 1
 MAX_LABEL = 2**63 - 1  # version row ids are SQLite integers: i64, never negative here
 DEFAULT_M = 16
-DEFAULT_EF_CONSTRUCTION = 200
+# Build-time candidate list. On 20k real 256-d embeddings (fast tier), recall@10 at ef 128 was
+# 0.999 with 200 (3.7k inserts/s), 0.998 with 100 (7.4k/s), 0.997 with 64 (11.4k/s).
+DEFAULT_EF_CONSTRUCTION = 64
 DEFAULT_SEED = 100
 # Candidates a search keeps (hnswlib's ef; at least 2k is used). On 100k 256-d vectors near a
 # 32-d subspace, recall@10 was 0.90 at 64, 0.97 at 128 (0.48 ms a query), 0.99 at 200 (0.69 ms).
@@ -125,6 +127,25 @@ class _Mirror:
             key=lambda hit: (-hit[0], hit[1]),
         )
         return [(int(label), _clamp(similarity)) for similarity, label in found]
+
+    def scan_many(
+        self, queries: NDArray[np.float32], k: int, labels: Sequence[int]
+    ) -> list[list[tuple[int, float]]]:
+        """``scan`` for several unit queries at once: one matrix product."""
+        rows = self._rows(labels)
+        if rows.size == 0:
+            return [[] for _ in range(queries.shape[0])]
+        candidates = self.matrix[rows]
+        similarities = queries @ candidates.T
+        found: list[list[tuple[int, float]]] = []
+        for scores in similarities:
+            top = np.argpartition(-scores, k - 1)[:k] if rows.size > k else np.arange(rows.size)
+            hits = sorted(
+                zip(scores[top].tolist(), self.labels[rows[top]].tolist(), strict=True),
+                key=lambda hit: (-hit[0], hit[1]),
+            )
+            found.append([(int(label), _clamp(similarity)) for similarity, label in hits])
+        return found
 
     def _rows(self, labels: Sequence[int]) -> NDArray[np.int64]:
         """The rows of those ``labels`` that are stored."""
@@ -285,6 +306,27 @@ class VectorIndex:
             (int(label), _similarity(distance))
             for label, distance in zip(labels[0].tolist(), distances[0].tolist(), strict=True)
         ]
+
+    def search_many(
+        self, vectors: NDArray[np.floating], k: int, *, allowed: AbstractSet[int]
+    ) -> list[list[tuple[int, float]]]:
+        """``search`` for each row of ``vectors`` within ``allowed``; a small set is scanned
+        exactly for all of them in one matrix product."""
+        queries = np.ascontiguousarray(vectors, dtype=np.float32)
+        if queries.ndim != 2 or queries.shape[1] != self.dim:
+            raise ValueError(f"queries must have shape (n, {self.dim}), not {queries.shape}")
+        norms = np.sqrt(np.einsum("ij,ij->i", queries, queries))
+        with self._lock:
+            if (
+                k > 0
+                and self._mirror.ready
+                and len(allowed) <= EXACT_SCAN_MAX
+                and np.isfinite(queries).all()
+                and norms.all()
+            ):
+                scope = list(allowed - self._deleted if self._deleted else allowed)
+                return self._mirror.scan_many(queries / norms.reshape(-1, 1), k, scope)
+        return [self.search(query, k, allowed=allowed) for query in queries]
 
     def _exact(
         self, query: NDArray[np.float32], k: int, allowed: Callable[[int], bool] | None
