@@ -17,8 +17,9 @@ _FACT = re.compile(
       | i'm\s+(?:a|an|from|born|based|vegetarian|vegan|married|single|\w+ing\ (?:at|for|on|in|as))\b
       | i\s+(?:live|work|study|grew\ up|moved|prefer|like|love|enjoy|hate|dislike|use|own|
              have|speak|play|drive|ride|follow|support|collect|teach|go\ by|usually|always|never|
-             was\ born|am\ called|run|write|cook|read|watch|listen)\b
-      | my\s+(?:[a-z'-]+\s+){0,3}(?:is|are|was|were|lives|works|likes|loves)\b
+             was\ born|am\ called|run|write|cook|read|watch|listen|take|was\ diagnosed|
+             am\ allergic|suffer)\b
+      | my\s+(?:[a-z'-]+\s+){0,4}(?:is|are|was|were|lives|works|likes|loves)\b
       | call\ me\b
       | people\ call\ me\b
     )""",

@@ -78,6 +78,7 @@ _ASSIGNED = re.compile(
 _CLI_SECRET = re.compile(
     r"(?i)(?:-p|--password|--pass|-u\s*\S+?:|--token|--secret|--api-key)[= ]+(\S{3,})"
 )
+_HEX_BYTES = re.compile(r"(?:0x[0-9a-fA-F]{1,2}\s*,\s*){4,}(?:0x[0-9a-fA-F]{1,2})?")
 _CARD = re.compile(r"\b(?:\d[ \-]?){12,18}\d\b")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?\b")
 _TOKEN = re.compile(r"[^\s\"'`,;()\[\]{}<>]+")
@@ -110,6 +111,7 @@ def redact_patterns(text: str) -> tuple[str, int]:
     text = _URL_CREDENTIALS.sub(mask_group, text)
     text = _ASSIGNED.sub(mask_group, text)
     text = _CLI_SECRET.sub(mask_group, text)
+    text = _HEX_BYTES.sub(mask, text)
     text = _CARD.sub(lambda m: mask(m) if _luhn(m.group(0)) else m.group(0), text)
     text = _IBAN.sub(lambda m: mask(m) if _iban_valid(m.group(0)) else m.group(0), text)
     return text, count
@@ -139,32 +141,50 @@ def redact(text: str) -> tuple[str, int]:
 
 
 def secret_like(token: str) -> bool:
-    if len(token) < 6 or (token.startswith(("http://", "https://")) and "@" not in token):
+    """Random-looking, or shaped like a password: letters mixed with digits, or with symbols
+    inside them. Errs towards masking: a masked fact is dropped, a leaked secret is kept."""
+    if len(token) < 6 or _ordinary(token):
         return False
-    classes = sum(
-        (
-            any(c.islower() for c in token),
-            any(c.isupper() for c in token),
-            any(c.isdigit() for c in token),
-            any(not c.isalnum() for c in token),
-        )
+    if token.startswith(("http://", "https://")) and "@" not in token:
+        return False
+    has_alpha = any(c.isalpha() for c in token)
+    has_digit = any(c.isdigit() for c in token)
+    if len(token) >= 16 and has_digit and _entropy(token) >= 3.0:
+        return True
+    upper_inside = sum(c.isupper() for c in token[1:])
+    if len(token) >= 16 and upper_inside >= 3 and any(c.islower() for c in token):
+        return _entropy(token) >= 3.5  # random letters: camel case rarely has this many caps
+    if sum(c.isdigit() for c in token) >= 14:  # long numbers: keys, accounts, ids
+        return True
+    if has_alpha and has_digit:
+        return True
+    symbols = [c for c in token.rstrip(".,;:!?") if not c.isalnum() and c not in "-'\u2019"]
+    return (
+        has_alpha
+        and len(symbols) >= 1
+        and len(token.rstrip(".,;:!?")) >= 6
+        and (len(symbols) >= 2 or not token.rstrip(".,;:!?")[-1].isalnum() or _inside(token))
     )
-    letters_digits = any(c.isalpha() for c in token) and any(c.isdigit() for c in token)
-    if len(token) >= 16 and classes >= 2 and (letters_digits or _entropy(token) >= 3.5):
-        return _entropy(token) >= 3.0
-    # Password-shaped: three classes or more, a digit or symbol inside the letters.
-    inner = token[1:-1]
-    mixed_inside = any(c.isdigit() or not c.isalnum() for c in inner)
-    return classes >= 3 and mixed_inside and not _ordinary(token)
+
+
+def _inside(token: str) -> bool:
+    core = token.rstrip(".,;:!?")
+    return any(not c.isalnum() and c not in "-'\u2019" for c in core[1:-1])
+
+
+_ORDINARY = re.compile(
+    r"""(?x)
+      [\d:.,/\-]{1,12}                                  # dates, times, amounts
+    | \d{1,2}(?::\d{2})?(?:am|pm|AM|PM|h)               # 10:30am
+    | \d+(?:st|nd|rd|th|s|km|kg|cm|mm|ml|min|mph|k|m|g|l|x|p)  # 21st, 1990s, 10km, 1080p
+    | [A-Za-z]+['\u2019][a-z]{1,2}                        # contractions
+    """
+)
 
 
 def _ordinary(token: str) -> bool:
-    """Mixed tokens that are not secrets: times, dates, amounts, versions, contractions."""
-    return bool(
-        re.fullmatch(r"[\d:.,/\-]+(?:am|pm|AM|PM|h|km|kg|k|%)?", token)
-        or re.fullmatch(r"[A-Za-z]+['\u2019][a-z]{1,2}", token)
-        or re.fullmatch(r"[A-Z][a-z]+-\d{1,4}", token)
-    )
+    """Mixed tokens that are not secrets: dates, times, amounts, ordinals, contractions."""
+    return bool(_ORDINARY.fullmatch(token.rstrip(".,;:!?")))
 
 
 def _entropy(token: str) -> float:

@@ -101,8 +101,8 @@ async def run_streamed(turn: Turn) -> AsyncGenerator[bytes]:
                     continue
                 if not emitted:
                     raise
-                yield error_event(exc.code, str(exc))
                 await turn.finish("upstream_error", exc.status, None)
+                yield error_event(exc.code, str(exc))
                 return
             calls = state.calls.finished()
             memory = [c for c in calls if c.is_memory and turn.memory_active]

@@ -39,8 +39,10 @@ def scripted() -> Iterator[tuple[ScriptedUpstream, str]]:
 
 
 def start_proxy(
-    data_dir: Path, upstream_url: str, upstream: ScriptedUpstream, **settings: object
+    data_dir: Path, scripted: tuple[ScriptedUpstream, str], **settings: object
 ) -> Iterator[Proxy]:
+    """A mnemolog server on ``data_dir`` in front of the scripted upstream."""
+    upstream, upstream_url = scripted
     runtime = Runtime(
         Settings(
             data_dir=data_dir,
@@ -60,17 +62,21 @@ def start_proxy(
 def proxy(
     tmp_path_factory: pytest.TempPathFactory, scripted: tuple[ScriptedUpstream, str]
 ) -> Iterator[Proxy]:
-    upstream, url = scripted
-    yield from start_proxy(tmp_path_factory.mktemp("proxy") / "data", url, upstream)
+    yield from start_proxy(tmp_path_factory.mktemp("proxy") / "data", scripted)
+
+
+# Proxy fixtures whose turns are checked after every test that uses them.
+CHECKED = ("proxy", "impatient")
 
 
 @pytest.fixture(autouse=True)
 def faithful_traces(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every test's turns: the context rebuilt from the trace is what the upstream got."""
-    if "proxy" not in request.fixturenames:
-        yield
-        return
-    proxy: Proxy = request.getfixturevalue("proxy")
-    proxy.upstream.reset()
+    proxies: list[Proxy] = [
+        request.getfixturevalue(name) for name in CHECKED if name in request.fixturenames
+    ]
+    for proxy in proxies:
+        proxy.upstream.reset()
     yield
-    proxy.checked_seq = check_turns(proxy.runtime, proxy.upstream, after_seq=proxy.checked_seq)
+    for proxy in proxies:
+        proxy.checked_seq = check_turns(proxy.runtime, proxy.upstream, after_seq=proxy.checked_seq)

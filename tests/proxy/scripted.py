@@ -54,7 +54,8 @@ class Reply:
     no_index: bool = False  # tool-call deltas without "index"
     empty_stream: bool = False  # a 200 stream with no event at all
     delay: float = 0.0  # seconds between streamed events
-    hang: float = 0.0  # seconds to stall before the first content event
+    hang: float = 0.0  # seconds to stall before event number ``hang_at`` (or a whole answer)
+    hang_at: int = 1
     json_for_stream: bool = False  # answer a streamed request with a whole completion
 
 
@@ -132,6 +133,13 @@ class ScriptedUpstream:
                     media_type="text/event-stream",
                     headers={"cache-control": "no-cache"},
                 )
+            if reply.hang:  # a slow buffered answer; a caller that goes away is noticed
+                deadline = time.monotonic() + reply.hang
+                while time.monotonic() < deadline:
+                    if await request.is_disconnected():
+                        received.cancelled = True
+                        return Response(status_code=499)
+                    await asyncio.sleep(0.05)
             received.completed = True
             return Response(completion_bytes(persona, reply), media_type="application/json")
 
@@ -169,7 +177,7 @@ def _is_distill(body: dict[str, Any]) -> bool:
 async def _paced(events: list[bytes], reply: Reply, received: Received) -> AsyncIterator[bytes]:
     try:
         for n, event in enumerate(events):
-            if reply.hang and n == 1:
+            if reply.hang and n == reply.hang_at:
                 await asyncio.sleep(reply.hang)
             elif reply.delay:
                 await asyncio.sleep(reply.delay)
