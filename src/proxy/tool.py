@@ -69,6 +69,8 @@ def upstream_body(
         out.pop("tools", None)
         out.pop("tool_choice", None)
         out.pop("parallel_tool_calls", None)
+    elif _tool_name(out.get("tool_choice")) == SEARCH_MEMORY:
+        out.pop("tool_choice")  # it named the tool no longer offered
     return out
 
 
@@ -92,6 +94,7 @@ def _normalised(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _tool_name(tool: object) -> str | None:
+    """The function a tool (or a named tool_choice) is about."""
     if isinstance(tool, dict):
         function = tool.get("function")
         if isinstance(function, dict) and isinstance(function.get("name"), str):
