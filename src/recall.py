@@ -244,25 +244,26 @@ class Recall:
         """
         if len(ranked) < 3:
             return ranked
-        vectors = {row_id: from_bytes(data) for row_id, data in self._memories.vectors_of(ranked)}
-        top = max(score[r] for r in ranked) or 1.0
-        redundancy = dict.fromkeys(ranked, 0.0)
+        stored = dict(self._memories.vectors_of(ranked))
+        vectors = [from_bytes(stored[r]) if r in stored else None for r in ranked]
+        width = next((v.shape[0] for v in vectors if v is not None), 1)
+        matrix = np.zeros((len(ranked), width), dtype=np.float32)  # zero: no vector, no overlap
+        for i, vector in enumerate(vectors):
+            if vector is not None:
+                matrix[i] = vector
+        cosines = matrix @ matrix.T
+        relevance = np.asarray([score[r] for r in ranked], dtype=np.float64)
+        relevance /= relevance.max() or 1.0
+        redundancy = np.zeros(len(ranked), dtype=np.float64)
+        placed = np.zeros(len(ranked), dtype=bool)
         chosen: list[int] = []
-        rest = list(ranked)
-        while rest:
-            best = max(
-                rest,
-                key=lambda r: MMR_LAMBDA * score[r] / top - (1.0 - MMR_LAMBDA) * redundancy[r],
-            )
-            chosen.append(best)
-            rest.remove(best)
-            placed = vectors.get(best)
-            if placed is None:
-                continue
-            for r in rest:
-                vector = vectors.get(r)
-                if vector is not None:
-                    redundancy[r] = max(redundancy[r], float(np.dot(placed, vector)))
+        for _ in ranked:
+            value = MMR_LAMBDA * relevance - (1.0 - MMR_LAMBDA) * redundancy
+            value[placed] = -np.inf
+            best = int(np.argmax(value))  # the first of equals: the better-ranked one
+            chosen.append(ranked[best])
+            placed[best] = True
+            np.maximum(redundancy, cosines[best], out=redundancy)
         return chosen
 
     # --- documents -------------------------------------------------------------------------
