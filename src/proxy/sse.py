@@ -31,7 +31,9 @@ async def sse_chunks(
     deadline = loop.time() + idle_timeout
     while True:
         try:
-            line = await asyncio.wait_for(anext(lines), max(0.0, deadline - loop.time()))
+            # asyncio.timeout, not wait_for: no task per line on the hot path.
+            async with asyncio.timeout_at(deadline):
+                line = await anext(lines)
         except StopAsyncIteration:
             line = None
         except TimeoutError as exc:

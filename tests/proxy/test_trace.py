@@ -1,0 +1,71 @@
+"""A turn's trace: what /inspect shows, what erasure leaves of it, and that a rebuilt traces
+projection holds the same turns as the one kept up to date."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import openai
+
+from mnemolog.projections.traces import TraceProjection
+
+from .conftest import Proxy
+from .scripted import Reply
+
+
+def memory_turn(proxy: Proxy, tag: str, content: str) -> tuple[str, str]:
+    written = httpx.post(
+        f"{proxy.base_url}/memories",
+        json={"containerTag": tag, "memories": [{"content": content}]},
+    ).json()["memories"][0]
+    proxy.upstream.script(
+        Reply(content=None, calls=[("searchMemory", {"query": content})]),
+        Reply(content="Noted."),
+    )
+    with openai.OpenAI(
+        base_url=proxy.v1,
+        api_key="k",
+        max_retries=0,
+        default_headers={"x-mnemolog-container-tag": tag},
+    ) as client:
+        raw = client.chat.completions.with_raw_response.create(
+            model="m", messages=[{"role": "user", "content": "What do you know?"}]
+        )
+    return raw.headers["x-mnemolog-trace-id"], str(written["id"])
+
+
+def test_inspect_shows_the_whole_turn(proxy: Proxy) -> None:
+    turn_id, memory_id = memory_turn(proxy, "u-inspect", "Ada collects vintage maps")
+    trace = httpx.get(f"{proxy.base_url}/inspect/{turn_id}").json()
+    assert trace["type"] == "turn" and trace["protocol"] == "proxy"
+    assert [r["decision"] for r in trace["rounds"]] == ["memory", "answer"]
+    assert all(len(r["requestDigest"]) == 64 for r in trace["rounds"])
+    (injection,) = trace["injections"]
+    assert injection["reproduced"] is True
+    (memory,) = injection["memories"]
+    assert memory["id"] == memory_id and memory["content"] == "Ada collects vintage maps"
+    recall = httpx.get(f"{proxy.base_url}/inspect/{injection['recallId']}").json()
+    assert recall["origin"] == "proxy" and recall["query"] == "Ada collects vintage maps"
+    assert recall["protocol"] == "proxy"
+
+
+def test_an_erased_memory_shows_as_erased_in_the_turn(proxy: Proxy) -> None:
+    turn_id, memory_id = memory_turn(proxy, "u-erase", "Bo keeps bees on the roof")
+    proxy.checked_seq = proxy.runtime.log.head().seq  # its text is gone: nothing to rebuild
+    assert httpx.delete(f"{proxy.base_url}/memories/{memory_id}").status_code == 200
+    (injection,) = httpx.get(f"{proxy.base_url}/inspect/{turn_id}").json()["injections"]
+    assert injection["reproduced"] is None
+    assert injection["memories"][0]["erased"] is True
+    assert injection["memories"][0]["content"] is None
+    assert len(injection["sentDigest"]) == 64  # the digest of what was sent stays
+
+
+def test_a_rebuilt_traces_projection_holds_the_same_turns(proxy: Proxy, tmp_path: Path) -> None:
+    turn_id, _ = memory_turn(proxy, "u-rebuild", "Cy speaks Welsh at home")
+    rebuilt = TraceProjection(tmp_path / "traces.sqlite3", proxy.runtime.sealer)
+    try:
+        rebuilt.apply(list(proxy.runtime.log.read()))
+        assert rebuilt.turn(turn_id) == proxy.runtime.core.traces.turn(turn_id)
+    finally:
+        rebuilt.close()
