@@ -4,8 +4,10 @@ Follows the offline recipe of ``bench-data/RECIPE.md`` (section 4): every LoCoMo
 and every LongMemEval question's haystack is written into its own container of a fresh data
 dir, one turn per memory, through ``Lifecycle.write`` (one batch per session), with
 ``observed_at`` set from the session date in UTC. Each question is asked through
-``Recall.search`` with the product's defaults, and a BM25-only baseline ranks the same stored
-memories with a ``FullTextIndex`` of their own. hit@k, recall_all@k, recall@k and NDCG@k are
+``Recall.search`` with the product's defaults, and a BM25-only baseline ranks every turn (one
+document each, as the recipe's lexical baseline) with a ``FullTextIndex`` of its own. A served
+version is credited with the turns whose text it holds (its own and the exact duplicates folded
+into it), not with the older versions of its chain. hit@k, recall_all@k, recall@k and NDCG@k are
 printed per category, with the knowledge-update ordering measures of LongMemEval. No figure is
 asserted; the goals are printed as met or not met.
 
@@ -80,6 +82,7 @@ class Turn:
     session: str
     text: str
     observed_at: str  # ISO 8601 with an explicit UTC offset
+    metadata: dict[str, object] | None = None
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,8 @@ def load_locomo(data: Path, limit: int | None) -> list[Haystack]:
                 text = f"{turn['speaker']}: {turn['text']}"
                 if turn.get("blip_caption"):
                     text += f" [shares image: {turn['blip_caption']}]"
-                turns.append(Turn(turn_id, f"D{n}", text, _iso(date, i)))
+                metadata: dict[str, object] = {"speaker": turn["speaker"], "session": n}
+                turns.append(Turn(turn_id, f"D{n}", text, _iso(date, i), metadata))
                 known.add(turn_id)
             sessions.append(turns)
         questions = []
@@ -200,8 +204,8 @@ def load_longmemeval(data: Path, limit: int | None) -> list[Haystack]:
 def score(items: Sequence[frozenset[str]], gold: frozenset[str]) -> dict[str, float]:
     """Metrics at every k for a ranked list of items, each standing for a set of source ids.
 
-    An item is relevant when it holds a gold id no earlier item held, so a chain holding two
-    gold turns counts once in NDCG and NDCG stays within [0, 1].
+    An item is relevant when it holds a gold id no earlier item held, so a version holding two
+    gold turns (exact duplicates) counts once in NDCG and NDCG stays within [0, 1].
     """
     rank: dict[str, int] = {}
     relevant: list[int] = []
@@ -221,7 +225,7 @@ def score(items: Sequence[frozenset[str]], gold: frozenset[str]) -> dict[str, fl
     return out
 
 
-def sessions_ranked(items: Iterable[Sequence[str]], session_of: dict[str, str]) -> list[str]:
+def sessions_ranked(items: Iterable[Iterable[str]], session_of: dict[str, str]) -> list[str]:
     """Turn ranks collapsed to session ranks, first occurrence kept."""
     seen: dict[str, None] = {}
     for turns in items:
@@ -339,16 +343,20 @@ def _one_haystack(
     tag = haystack.tag
     started = time.perf_counter()
     chain_of: dict[str, str] = {}  # turn id -> memory id
-    turns_of: dict[str, dict[str, None]] = defaultdict(dict)  # memory id -> turn ids, in order
+    # version id -> the turns whose text it holds: its own, and exact duplicates of it
+    turns_of: dict[str, dict[str, None]] = defaultdict(dict)
     version_turn: dict[str, Turn] = {}  # version id -> the turn whose text it holds
     session_of: dict[str, str] = {}
     for session in haystack.sessions:
         for start in range(0, len(session), BATCH):
             turns = session[start : start + BATCH]
-            items = [NewMemory(content=t.text, observed_at=t.observed_at) for t in turns]
+            items = [
+                NewMemory(content=t.text, observed_at=t.observed_at, metadata=t.metadata)
+                for t in turns
+            ]
             for turn, outcome in zip(turns, core.lifecycle.write(tag, items, ACTOR), strict=True):
                 chain_of[turn.turn_id] = outcome.memory_id
-                turns_of[outcome.memory_id][turn.turn_id] = None
+                turns_of[outcome.version_id][turn.turn_id] = None
                 session_of[turn.turn_id] = turn.session
                 run.stats.statuses[outcome.status] += 1
                 run.stats.turns += 1
@@ -357,14 +365,13 @@ def _one_haystack(
     run.ingest_s += time.perf_counter() - started
 
     live = core.memories.by_row_ids(sorted(core.memories.live_rows(tag)))
-    live_turns = {version_turn[row.version_id].turn_id for row in live.values()}
+    live_turns = {t for row in live.values() for t in turns_of[row.version_id]}
 
-    def items_of(memory_ids: Iterable[str]) -> list[frozenset[str]]:
-        return [frozenset(turns_of[m]) for m in memory_ids]
-
-    def chain_turns(memory_ids: Iterable[str]) -> list[list[str]]:
-        # Newest first: the served version holds the chain's latest turn.
-        return [list(reversed(turns_of[m])) for m in memory_ids]
+    # RECIPE 4: a returned item stands for the source turns it was derived from. A served
+    # version holds the text of one turn (and of the exact duplicates folded into it); the
+    # turns of the older versions of its chain are not in it, so they are not credited.
+    def items_of(rows: Iterable[VersionRow]) -> list[frozenset[str]]:
+        return [frozenset(turns_of[row.version_id]) for row in rows]
 
     for question in haystack.questions:
         run.stats.gold_turns += len(question.gold)
@@ -384,35 +391,34 @@ def _one_haystack(
             run.stats.served += 1
             if row.observed_at_text != version_turn[row.version_id].observed_at:
                 run.stats.served_without_date += 1
-        memory_ids = [row.memory_id for row in rows]
-        run.tally["turn"].add(question.category, score(items_of(memory_ids), question.gold))
+        run.tally["turn"].add(question.category, score(items_of(rows), question.gold))
         if question.newer_older is not None:
             old_turns = {t for t in question.gold if session_of[t] == question.newer_older[1]}
-            served_turns = {version_turn[row.version_id].turn_id for row in rows}
+            served_turns = {t for row in rows for t in turns_of[row.version_id]}
             run.stats.ku_old_served_live += bool(old_turns & served_turns)
         if run.dataset == "longmemeval":
             rows = _search(core, question.text, tag, SESSION_LIMIT, args)
-            ranked = sessions_ranked(chain_turns(row.memory_id for row in rows), session_of)
+            ranked = sessions_ranked((turns_of[row.version_id] for row in rows), session_of)
             _session_figures(run, "session", question, ranked)
     run.query_s += time.perf_counter() - started
 
-    # BM25 alone over the same stored memories, in an index of their own.
+    # BM25 alone, the recipe's lexical baseline: every turn a document of its own (what a
+    # store without dedup or supersession would hold), ranked by the same tantivy BM25 as the
+    # product's full-text index.
     started = time.perf_counter()
     directory = scratch / "bm25"
     index = FullTextIndex(directory, background=False)
+    turns = [turn for session in haystack.sessions for turn in session]
     try:
-        index.add(
-            (TextDoc(row_id, tag, row.content or "") for row_id, row in live.items()), seq=None
-        )
+        index.add((TextDoc(n, tag, turn.text) for n, turn in enumerate(turns)), seq=None)
         index.commit()
         for question in haystack.questions:
-            found = index.search(question.text, BM25_DEPTH)
-            memory_ids = [live[row_id].memory_id for row_id, _ in found]
+            found = [turns[n].turn_id for n, _ in index.search(question.text, BM25_DEPTH)]
             run.tally["turn/bm25"].add(
-                question.category, score(items_of(memory_ids[:LIMIT]), question.gold)
+                question.category, score([frozenset([t]) for t in found[:LIMIT]], question.gold)
             )
             if run.dataset == "longmemeval":
-                ranked = sessions_ranked(chain_turns(memory_ids), session_of)
+                ranked = sessions_ranked(([t] for t in found), session_of)
                 _session_figures(run, "session/bm25", question, ranked)
     finally:
         index.close()
@@ -552,7 +558,7 @@ def print_report(out: dict[str, Any]) -> None:
             f"store: {store['turns']} turns -> {store['created']} created, "
             f"{store['superseded']} superseded, {store['deduplicated']} deduplicated; "
             f"{store['gold_turns_absorbed']} of {store['gold_turns']} gold turns are not a "
-            "live version of their own (credited through their chain)"
+            "live version of their own (never credited)"
         )
         print(
             f"served items without their session date: {store['served_without_session_date']}"
