@@ -68,3 +68,21 @@ def test_concurrent_writers_to_one_container_keep_chains_whole(runtime: Runtime)
     before = memories.dump()
     runtime.core.runner.rebuild()
     assert memories.dump() == before
+
+
+def test_near_duplicate_supersedes_only_a_restatement(runtime: Runtime) -> None:
+    """Cosine at or above the threshold supersedes only when the texts share most words."""
+    write = runtime.core.lifecycle.write
+    (first,) = write("facts", [NewMemory(content="John prefers dark mode")], ACTOR)
+    (fixed,) = write("facts", [NewMemory(content="John prefers light mode")], ACTOR)
+    assert (fixed.status, fixed.memory_id, fixed.version) == ("superseded", first.memory_id, 2)
+
+    # Close in embedding space (cosine about 0.88 with the quality tier), but another remark
+    # by another speaker: two memories, apart or in one batch.
+    remark = "John: Wow, Maria! I see, so that's the key to making a difference."
+    reply = "Maria: Yeah, John! That's so important."
+    for tag, batches in (("apart", [[remark], [reply]]), ("batch", [[remark, reply]])):
+        outcomes = [
+            o for texts in batches for o in write(tag, [NewMemory(content=t) for t in texts], ACTOR)
+        ]
+        assert [o.status for o in outcomes] == ["created", "created"], tag
