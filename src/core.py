@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from .embedding import check_pin, open_embedder
+from .embedding import Embedder, QualityEmbedder, check_pin, open_embedder
+from .embedding.coalescing import CoalescingEmbedder
 from .eventlog import Actor, Draft, EventLog, KeyStore, Sealer
 from .lifecycle import Lifecycle
 from .projections.documents import DocumentProjection
@@ -51,9 +52,15 @@ class Core:
         self.memories = MemoryProjection(root / "memories.sqlite3", sealer)
         try:
             ProjectionRunner(log, [self.memories]).catch_up()
-            self.embedder = open_embedder(
+            opened = open_embedder(
                 settings.embedder, settings.model_cache, threads=settings.embedder_threads
             )
+            # The transformer is far cheaper per text in a batch: concurrent writers and
+            # searches share its runs. The static tier is too fast to gain from it.
+            self._coalescing = (
+                CoalescingEmbedder(opened) if isinstance(opened, QualityEmbedder) else None
+            )
+            self.embedder: Embedder = self._coalescing or opened
             pin = check_pin(self.memories.pinned_embedder(), self.embedder.identity)
             if pin is not None:
                 log.append([Draft(SYSTEM, pin)])
@@ -117,3 +124,5 @@ class Core:
     def close(self) -> None:
         self.lifecycle.close()
         self.runner.close()
+        if self._coalescing is not None:
+            self._coalescing.close()
