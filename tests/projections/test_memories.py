@@ -213,6 +213,10 @@ def test_incremental_equals_rebuild(ops: list[Op]) -> None:
                         )
                     )
                     erased.add(memory_id)
+                # The live set, once held, is kept in step with every batch applied.
+                assert w.projection.live_rows("c1") == {
+                    r.row_id for r in w.projection.list_latest(container_tag="c1", limit=100)[0]
+                }
             incremental = w.projection.dump()
             fresh = MemoryProjection(Path(tmp) / "rebuilt.sqlite3", w.sealer)
             try:
