@@ -14,6 +14,8 @@ from pathlib import Path
 
 from ..eventlog import StoredRecord
 
+CACHE_KIB = 128 * 1024  # page cache per connection, at most
+
 
 def connect(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -22,6 +24,10 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=OFF")
     conn.execute("PRAGMA secure_delete=ON")
     conn.execute("PRAGMA foreign_keys=ON")
+    # The default 2 MiB page cache holds a fraction of a 100k-memory projection's indexes,
+    # whose keys (random ids) are inserted all over them: a rebuild then spent 38 µs a row in
+    # page reads. The cache is allocated only as pages are used.
+    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
     path.chmod(0o600)
     return conn
 
