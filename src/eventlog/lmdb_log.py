@@ -24,8 +24,8 @@ from .gate import ReadWriteGate
 from .groupcommit import GroupCommitter, WriterStats
 from .lmdb_env import open_env, storage_failure
 from .notify import HeadNotifier
-from .port import EMPTY_HEAD, Appended, Draft, Head
-from .record import StoredRecord, seq_key
+from .port import EMPTY_HEAD, Appended, Draft, Head, RawRecord
+from .record import DIGEST_SIZE, StoredRecord, seq_key
 
 _HEAD_KEY = b"head"
 _READ_CHUNK = 256
@@ -214,25 +214,36 @@ class LmdbEventLog:
 
     def read(self, from_seq: int = 1, limit: int | None = None) -> Iterator[StoredRecord]:
         """Records from ``from_seq`` on, read in chunks so no transaction outlives a chunk."""
+        for stored, _ in self._read_checked(from_seq, limit):
+            yield stored
+
+    def read_raw(self, from_seq: int = 1, limit: int | None = None) -> Iterator[RawRecord]:
+        """The stored bytes of records from ``from_seq`` on, checked as ``read`` checks them."""
+        for stored, data in self._read_checked(from_seq, limit):
+            yield RawRecord(stored.seq, stored.digest, data)
+
+    def _read_checked(
+        self, from_seq: int, limit: int | None
+    ) -> Iterator[tuple[StoredRecord, bytes]]:
         seq = max(from_seq, 1)
         remaining = limit
         prev: str | None = None
         while remaining is None or remaining > 0:
             want = _READ_CHUNK if remaining is None else min(_READ_CHUNK, remaining)
             chunk = self._read_chunk(seq, want)
-            for stored in chunk:
+            for stored, data in chunk:
                 if prev is not None and stored.record.prev != prev:
                     raise CorruptRecord(stored.seq, "does not chain to the previous record")
                 prev = stored.digest
-                yield stored
+                yield stored, data
             if len(chunk) < want:
                 return
             seq += len(chunk)
             if remaining is not None:
                 remaining -= len(chunk)
 
-    def _read_chunk(self, seq: int, count: int) -> list[StoredRecord]:
-        out: list[StoredRecord] = []
+    def _read_chunk(self, seq: int, count: int) -> list[tuple[StoredRecord, bytes]]:
+        out: list[tuple[StoredRecord, bytes]] = []
         # The head moves only after its commit, so read before the snapshot it is within it.
         head = self._head.seq
         with self._gate.shared(), self._env.begin(db=self._log_db) as txn:
@@ -242,7 +253,8 @@ class LmdbEventLog:
                     # Below the head every seq exists: a miss is damage (e.g. a branch page's
                     # separator key), never the end of the log.
                     raise CorruptRecord(expected, "missing below the head")
-                out.append(decode_value(expected, bytes(value), self._codec))
+                framed = bytes(value)
+                out.append((decode_value(expected, framed, self._codec), framed[DIGEST_SIZE:]))
         return out
 
     def head(self) -> Head:

@@ -45,6 +45,14 @@ class Appended(msgspec.Struct, frozen=True):
         return [r.seq for r in self.records]
 
 
+class RawRecord(msgspec.Struct, frozen=True):
+    """A record as stored: its seq, the hash of its bytes and the bytes themselves."""
+
+    seq: int
+    digest: str
+    data: bytes
+
+
 class EventLog(Protocol):
     """An append-only, hash-chained log of events."""
 
@@ -98,3 +106,12 @@ class EventLog(Protocol):
     async def wait_for_async(self, after_seq: int, timeout: float | None = None) -> int: ...
 
     def close(self) -> None: ...
+
+
+class RawEventLog(EventLog, Protocol):
+    """A log that can also hand out the exact bytes it stored, for an export that an outsider
+    re-hashes (a re-encoding would not be the bytes that were hashed once an event is upcast)."""
+
+    def read_raw(self, from_seq: int = 1, limit: int | None = None) -> Iterator[RawRecord]:
+        """Like ``read``, with the same checks, but yielding the stored bytes."""
+        ...
