@@ -8,8 +8,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 import msgspec
@@ -18,6 +19,7 @@ from .errors import CorruptLog, DataDirLocked, EmbedderError, InvalidInput, Stor
 from .settings import Settings, settings_from_env
 
 if TYPE_CHECKING:
+    from .eventlog.lmdb_log import LmdbEventLog
     from .runtime import Runtime
 
 EXIT_CORRUPT = 1
@@ -121,3 +123,66 @@ def verify_log_command(data_dir: Path | None, as_json: bool) -> None:
     if report.ok:
         return
     sys.exit(EXIT_USAGE if report.reason and report.reason.startswith("no log") else EXIT_CORRUPT)
+
+
+@main.command("export-log")
+@_data_dir_option
+@click.option("--from", "from_seq", type=int, default=None, help="First seq to export [1].")
+@click.option("--to", "to_seq", type=int, default=None, help="Last seq to export [the head].")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write to this file instead of stdout.",
+)
+def export_log_command(
+    data_dir: Path | None, from_seq: int | None, to_seq: int | None, output: Path | None
+) -> None:
+    """Export the log as JSON Lines for outside audit.
+
+    A header line, then one line per record with its stored bytes, hash and chain link;
+    sealed fields stay ciphertext. Check it with `python3 tools/verify_log.py FILE` (see
+    docs/audit.md). Exits 1 if the log is damaged, 2 on a bad range or when there is no log.
+    Safe to run beside a live server.
+    """
+    from .audit.export import export_header, export_lines
+    from .eventlog.datadir import log_dir
+
+    settings = _settings(data_dir=data_dir)
+    path = log_dir(settings.data_dir)
+    if not (path / "data.mdb").exists():
+        click.echo(f"mnemolog: no log at {path}", err=True)
+        sys.exit(EXIT_USAGE)
+    # The log alone, not the runtime: no data-dir lock, no embedder, and it never writes.
+    log = _open_log(path, settings)
+    try:
+        try:
+            header = export_header(log, from_seq, to_seq)
+        except InvalidInput as exc:
+            raise click.UsageError(str(exc)) from exc
+        if output is None:
+            _write_all(sys.stdout.buffer, export_lines(log, header))
+        else:
+            with output.open("wb") as out:
+                _write_all(out, export_lines(log, header))
+    except CorruptLog as exc:
+        click.echo(f"mnemolog: corrupt: {exc}", err=True)
+        sys.exit(EXIT_CORRUPT)
+    finally:
+        log.close()
+
+
+def _write_all(out: BinaryIO, chunks: Iterable[bytes]) -> None:
+    for chunk in chunks:
+        out.write(chunk)
+
+
+def _open_log(path: Path, settings: Settings) -> LmdbEventLog:
+    from .eventlog.lmdb_log import LmdbEventLog
+
+    try:
+        return LmdbEventLog(path, map_size=settings.log_map_size)
+    except (CorruptLog, StorageError) as exc:
+        click.echo(f"mnemolog: cannot open {path}: {exc}", err=True)
+        sys.exit(EXIT_CORRUPT)

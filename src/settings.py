@@ -37,6 +37,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     proxy_recall_timeout: float = 5.0
     capture: bool = False
     capture_distill: bool = False
+    events_heartbeat_seconds: float = 15.0
+    stream_chunk_records: int = 256
 
     @property
     def model_cache(self) -> Path:
@@ -69,6 +71,8 @@ ENV_VARS: dict[str, str] = {
     "proxy_recall_timeout": "MNEMOLOG_PROXY_RECALL_TIMEOUT",
     "capture": "MNEMOLOG_CAPTURE",
     "capture_distill": "MNEMOLOG_CAPTURE_DISTILL",
+    "events_heartbeat_seconds": "MNEMOLOG_EVENTS_HEARTBEAT_SECONDS",
+    "stream_chunk_records": "MNEMOLOG_STREAM_CHUNK_RECORDS",
 }
 
 # Variables of the seed API accepted as well, when the MNEMOLOG_* one is unset.
@@ -123,6 +127,10 @@ def settings_from_env(environ: Mapping[str, str], **overrides: object) -> Settin
         raise _invalid("proxy_recall_limit", "must be between 1 and 50")
     if not 1 <= len(settings.proxy_container_tag) <= 256:
         raise _invalid("proxy_container_tag", "must be 1 to 256 characters")
+    if not settings.events_heartbeat_seconds > 0:
+        raise _invalid("events_heartbeat_seconds", "must be positive")
+    if not 1 <= settings.stream_chunk_records <= 10_000:
+        raise _invalid("stream_chunk_records", "must be between 1 and 10000")
     return settings
 
 

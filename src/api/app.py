@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from .. import __version__
 from ..proxy import Capture, Memory, Services, Upstream, proxy_routes
 from ..runtime import Runtime
+from .audit_routes import audit_routes
 from .errors import install_error_handlers
 from .inspect import inspect_routes
 from .routes import memory_routes
@@ -34,6 +35,7 @@ def create_app(runtime: Runtime) -> FastAPI:
     install_error_handlers(app)
     app.include_router(memory_routes(runtime))
     app.include_router(inspect_routes(runtime))
+    app.include_router(audit_routes(runtime))
     core = runtime.core
     services = Services(
         settings=settings,

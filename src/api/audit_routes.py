@@ -1,0 +1,78 @@
+"""The log as an auditor and a follower see it: ``GET /log/export`` and ``GET /events``.
+
+Both stream, and both read the log in chunks in a worker thread: a slow client holds bounded
+memory and never an LMDB read transaction (an open one would pin old pages, so the file would
+grow while the client stalls).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from ..audit.export import export_chunk, export_header, header_line
+from ..audit.stream import event_stream
+from ..errors import InvalidInput
+from ..runtime import Runtime
+
+_SEQ = re.compile(r"[0-9]{1,20}")
+_MAX_SEQ = 2**64 - 1  # seqs are stored as u64
+_NO_BUFFERING = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+def parse_seq(name: str, text: str | None) -> int | None:
+    """A seq given as text: plain decimal digits, at most a u64, else ``InvalidInput``."""
+    if text is None:
+        return None
+    if _SEQ.fullmatch(text) is None or int(text) > _MAX_SEQ:
+        raise InvalidInput(f"{name} must be a sequence number (0 or more), not {text[:40]!r}")
+    return int(text)
+
+
+def audit_routes(runtime: Runtime) -> APIRouter:
+    router = APIRouter()
+    log = runtime.log
+    settings = runtime.settings
+    chunk = settings.stream_chunk_records
+
+    @router.get("/log/export")
+    async def export_log(
+        from_: Annotated[str | None, Query(alias="from", max_length=40)] = None,
+        to: Annotated[str | None, Query(max_length=40)] = None,
+    ) -> StreamingResponse:
+        """Every record from ``from`` to ``to`` as JSON Lines, for tools/verify_log.py."""
+        header = await run_in_threadpool(
+            export_header, log, parse_seq("from", from_), parse_seq("to", to)
+        )
+
+        async def lines() -> AsyncIterator[bytes]:
+            yield header_line(header)
+            for seq in range(header.from_seq, header.to_seq + 1, chunk):
+                yield await run_in_threadpool(export_chunk, log, seq, header.to_seq, chunk)
+
+        return StreamingResponse(lines(), media_type="application/x-ndjson", headers=_NO_BUFFERING)
+
+    @router.get("/events")
+    async def events(
+        since: Annotated[str | None, Query(max_length=40)] = None,
+        last_event_id: Annotated[str | None, Header(max_length=40)] = None,
+    ) -> StreamingResponse:
+        """New events as server-sent events; ``Last-Event-ID`` (a reconnect) wins over ``since``."""
+        if last_event_id:
+            after = parse_seq("Last-Event-ID", last_event_id)
+        else:
+            after = parse_seq("since", since)
+        stream = event_stream(
+            log,
+            log.head().seq if after is None else after,
+            heartbeat=settings.events_heartbeat_seconds,
+            chunk=chunk,
+        )
+        return StreamingResponse(stream, media_type="text/event-stream", headers=_NO_BUFFERING)
+
+    return router
