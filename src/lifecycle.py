@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Literal, Protocol
 
@@ -450,8 +450,12 @@ class Lifecycle:
         *,
         title: str | None = None,
         metadata: dict[str, object] | None = None,
+        also: Callable[[str], AnyEvent] | None = None,
     ) -> DocumentOutcome:
-        """Chunk, embed and record a document; an identical one in the container is reused."""
+        """Chunk, embed and record a document; an identical one in the container is reused.
+
+        ``also`` makes an event from the new document's id, appended with it atomically (an
+        import records where the document came from)."""
         pieces = chunk(content)
         if not pieces:
             raise InvalidInput("the document has no text")
@@ -482,10 +486,45 @@ class Lifecycle:
                 ),
                 chunker=CHUNKER,
             )
-            seq = self._append(actor, event)
+            seq = self._append(actor, event, *([] if also is None else [also(document_id)]))
         return DocumentOutcome(
             document_id=document_id, status="created", chunks=len(pieces), seq=seq
         )
+
+    def import_chains(
+        self,
+        container_tag: str,
+        count: int,
+        build: Callable[[Sequence[str]], Sequence[Sequence[AnyEvent]]],
+        actor: Actor,
+    ) -> list[Appended | InvalidInput]:
+        """Append ``count`` chains restored from an export, each atomically, under fresh ids.
+
+        No dedup or supersede decision: an import restores history as it was, and only into
+        new chains, so it can never give a chain a second latest version. ``build`` makes each
+        chain's events from its id (whose key is already durable). The container's lock is held
+        until the chains are in the projections, so writes decided after them see them.
+        """
+        ids = self._fresh.take(count)
+        with self._container_lock(container_tag):
+            self._settle(container_tag)
+            try:
+                chains = build(ids)
+            except BaseException:
+                self._fresh.give_back(ids)
+                raise
+            submitted: list[Future[Appended] | InvalidInput] = []
+            for memory_id, events in zip(ids, chains, strict=True):
+                try:
+                    submitted.append(self._log.submit([Draft(actor, e) for e in events]))
+                except InvalidInput as exc:  # refused before the log took it: the id is unused
+                    self._fresh.give_back([memory_id])
+                    submitted.append(exc)
+            results = [s if isinstance(s, InvalidInput) else s.result() for s in submitted]
+            seqs = [r.seqs[-1] for r in results if isinstance(r, Appended) and r.seqs]
+            if seqs:
+                self._runner.sync_to(max(seqs))
+        return results
 
     def set_profile(
         self, container_tag: str, static: list[str], dynamic: list[str], actor: Actor
@@ -526,10 +565,11 @@ class Lifecycle:
         pending.clear()
         self._in_flight[container_tag].clear()
 
-    def _append(self, actor: Actor, event: AnyEvent) -> int:
-        seq = self._log.append([Draft(actor, event)]).seqs[0]
-        self._runner.sync_to(seq)
-        return seq
+    def _append(self, actor: Actor, event: AnyEvent, *more: AnyEvent) -> int:
+        """Append atomically and apply; the seq of the first event."""
+        seqs = self._log.append([Draft(actor, e) for e in (event, *more)]).seqs
+        self._runner.sync_to(seqs[-1])
+        return seqs[0]
 
     def _seal_metadata(self, subject: str, metadata: dict[str, object] | None) -> Sealed | None:
         if metadata is None:

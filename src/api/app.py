@@ -14,6 +14,7 @@ from ..runtime import Runtime
 from .audit_routes import audit_routes
 from .errors import install_error_handlers
 from .inspect import inspect_routes
+from .portability_routes import portability_routes
 from .routes import memory_routes
 
 
@@ -35,6 +36,7 @@ def create_app(runtime: Runtime) -> FastAPI:
     install_error_handlers(app)
     app.include_router(memory_routes(runtime))
     app.include_router(inspect_routes(runtime))
+    app.include_router(portability_routes(runtime))
     app.include_router(audit_routes(runtime))
     core = runtime.core
     services = Services(

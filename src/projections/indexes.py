@@ -27,6 +27,7 @@ from ..eventlog import Sealer, StoredRecord
 from ..eventlog.events import (
     DocumentIngested,
     MemoryEdited,
+    MemoryImported,
     MemorySuperseded,
     MemoryWritten,
     SubjectErased,
@@ -65,7 +66,7 @@ class MemorySource:
 
     def entries(self, stored: StoredRecord) -> list[Entry]:
         event = stored.record.event
-        if not isinstance(event, MemoryWritten | MemorySuperseded | MemoryEdited):
+        if not isinstance(event, MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported):
             return []
         text = self._sealer.open_text(event.content)
         if text is None:

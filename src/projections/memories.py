@@ -4,7 +4,8 @@ Tables (documented in ``docs/projections.md`` for anyone opening ``memories.sqli
 ``chains`` (one row per memory), ``versions`` (every version with its validity window and its
 provenance; ``row_id`` is the seq of the event that made it, and the label of the version in
 the vector and full-text indexes), ``vectors`` (each version's embedding, read back for
-diversity reordering), ``dedups`` and ``meta``. A chain's versions form a gapless timeline in
+diversity reordering), ``imports`` (where imported versions and documents came from),
+``dedups`` and ``meta``. A chain's versions form a gapless timeline in
 log time: ``valid_from`` inclusive, ``valid_to`` exclusive, stamped from one event.
 """
 
@@ -24,9 +25,12 @@ from ..eventlog import Sealer, StoredRecord
 from ..eventlog.events import (
     ChainForgotten,
     ChainRestored,
+    DocumentImported,
     EmbedderPinned,
+    ImportOrigin,
     MemoryDeduplicated,
     MemoryEdited,
+    MemoryImported,
     MemorySuperseded,
     MemoryWritten,
     ProfileUpdated,
@@ -81,6 +85,18 @@ CREATE TABLE IF NOT EXISTS profiles (
     agent_id TEXT NOT NULL,
     protocol TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS imports (
+    row_id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    source_version_id TEXT,
+    origin_agent_id TEXT,
+    origin_protocol TEXT,
+    origin_kind TEXT,
+    origin_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS imports_by_source ON imports(kind, source_id);
 CREATE TABLE IF NOT EXISTS dedups (
     seq INTEGER PRIMARY KEY,
     memory_id TEXT NOT NULL,
@@ -127,6 +143,16 @@ class ChainView(msgspec.Struct, frozen=True, kw_only=True):
     forgotten_reason: str | None
     erased: bool
     versions: list[VersionRow]
+
+
+class ImportRow(msgspec.Struct, frozen=True, kw_only=True):
+    """An imported version (its ``row_id``) or document, and where it came from."""
+
+    row_id: int
+    id: str
+    source_id: str
+    source_version_id: str | None
+    origin: ImportOrigin
 
 
 def content_hash(content: str) -> str:
@@ -229,6 +255,17 @@ class MemoryProjection(SqliteProjection):
                 )
             case SubjectErased():
                 return self._erase(event)
+            case MemoryImported():
+                self._fold_imported(stored, event)
+            case DocumentImported():
+                self._note_import(
+                    record.seq,
+                    "document",
+                    event.document_id,
+                    event.source_document_id,
+                    None,
+                    event.origin,
+                )
             case EmbedderPinned():
                 self._set_meta("embedder", msgspec.json.encode(event).decode())
             case ProfileUpdated():
@@ -245,19 +282,85 @@ class MemoryProjection(SqliteProjection):
                 )
         return False
 
+    def _fold_imported(self, stored: StoredRecord, event: MemoryImported) -> None:
+        """A version restored from an export: its window as the file stated it. The chain's
+        versions arrive in order in one append, the first with the chain-level facts."""
+        chain = event.chain
+        if chain is not None:
+            reason = chain.forgotten_reason
+            self._conn.execute(
+                "INSERT INTO chains (memory_id, container_tag, created_seq, created_at,"
+                " latest_version, forgotten, forgotten_at, forgotten_reason)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    event.memory_id,
+                    event.container_tag,
+                    stored.seq,
+                    chain.created_at,
+                    event.version,
+                    int(chain.forgotten),
+                    chain.forgotten_at,
+                    None if reason is None else self._sealer.open_text(reason),
+                ),
+            )
+        else:
+            self._conn.execute(
+                "UPDATE chains SET latest_version = ? WHERE memory_id = ?",
+                (event.version, event.memory_id),
+            )
+        self._insert_version(
+            stored, event, version=event.version, window=(event.valid_from, event.valid_to)
+        )
+        self._note_import(
+            stored.seq,
+            "memory",
+            event.memory_id,
+            event.source_memory_id,
+            event.source_version_id,
+            event.origin,
+        )
+
+    def _note_import(
+        self,
+        row_id: int,
+        kind: str,
+        new_id: str,
+        source_id: str,
+        source_version_id: str | None,
+        origin: ImportOrigin | None,
+    ) -> None:
+        origin = origin or ImportOrigin()
+        self._conn.execute(
+            "INSERT INTO imports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                row_id,
+                kind,
+                new_id,
+                source_id,
+                source_version_id,
+                origin.agent_id,
+                origin.protocol,
+                origin.kind,
+                origin.created_at,
+            ),
+        )
+
     def _insert_version(
         self,
         stored: StoredRecord,
-        event: MemoryWritten | MemorySuperseded | MemoryEdited,
+        event: MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported,
         *,
         version: int,
+        window: tuple[int, int | None] | None = None,
     ) -> None:
+        """Insert a version; its window opens at the log time unless given (an import)."""
         record = stored.record
+        valid_from, valid_to = (record.ts, None) if window is None else window
         content = self._sealer.open_text(event.content)
         metadata = None if event.metadata is None else self._sealer.open_text(event.metadata)
         observed = record.ts if event.observed_at is None else parse_instant(event.observed_at)
         self._conn.execute(
-            "INSERT INTO versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+            "INSERT INTO versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.seq,
                 event.version_id,
@@ -271,7 +374,8 @@ class MemoryProjection(SqliteProjection):
                 metadata,
                 observed,
                 event.observed_at,
-                record.ts,
+                valid_from,
+                valid_to,
                 record.actor.agent_id,
                 record.actor.protocol,
             ),
@@ -515,12 +619,65 @@ class MemoryProjection(SqliteProjection):
             ).fetchall()
         return [int(r[0]) for r in rows]
 
+    # --- portability ---------------------------------------------------------------------
+
+    def chain_ids(self, container_tag: str | None = None) -> list[str]:
+        """Ids of the chains not erased, by container, then in the order they were made."""
+        where: str = "WHERE erased = 0"
+        args: tuple[str, ...] = ()
+        if container_tag is not None:
+            where, args = ("WHERE erased = 0 AND container_tag = ?", (container_tag,))
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT memory_id FROM chains {where} ORDER BY container_tag, created_seq", args
+            ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def profiles(self, container_tag: str | None = None) -> list[tuple[str, dict[str, object]]]:
+        """Every container's profile (decoded JSON), by container."""
+        where: str = "WHERE profile IS NOT NULL"
+        args: tuple[str, ...] = ()
+        if container_tag is not None:
+            where, args = ("WHERE profile IS NOT NULL AND container_tag = ?", (container_tag,))
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT container_tag, profile FROM profiles {where} ORDER BY container_tag", args
+            ).fetchall()
+        return [(str(tag), json.loads(profile)) for tag, profile in rows]
+
+    def imports_of(self, kind: str, new_id: str) -> list[ImportRow]:
+        """Where an imported chain's versions (or an imported document) came from."""
+        return self._imports("kind = ? AND id = ?", (kind, new_id))
+
+    def imported_from(self, kind: str, source_id: str) -> list[ImportRow]:
+        """The imports made from a source chain (or document), oldest first."""
+        return self._imports("kind = ? AND source_id = ?", (kind, source_id))
+
+    def _imports(self, where: str, args: tuple[object, ...]) -> list[ImportRow]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT row_id, id, source_id, source_version_id, origin_agent_id,"
+                f" origin_protocol, origin_kind, origin_at FROM imports WHERE {where}"
+                " ORDER BY row_id",
+                args,
+            ).fetchall()
+        return [
+            ImportRow(
+                row_id=r[0],
+                id=r[1],
+                source_id=r[2],
+                source_version_id=r[3],
+                origin=ImportOrigin(agent_id=r[4], protocol=r[5], kind=r[6], created_at=r[7]),
+            )
+            for r in rows
+        ]
+
     def dump(self) -> dict[str, list[tuple[object, ...]]]:
         """Every table's rows, ordered: for comparing two projections."""
         with self._lock:
             return {
                 table: self._conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
-                for table in ("chains", "versions", "vectors", "dedups", "profiles")
+                for table in ("chains", "versions", "vectors", "dedups", "profiles", "imports")
             }
 
     def _versions(self, sql: str, args: Sequence[object]) -> list[VersionRow]:

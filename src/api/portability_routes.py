@@ -1,0 +1,46 @@
+"""``GET /export`` and ``POST /import``: the ``bellamente-export`` version 1 document."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+from fastapi import APIRouter, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
+
+from ..portability import Envelope, Importer, export
+from ..runtime import Runtime
+from .body import read_json
+
+# An export holds a whole store: far larger than any other request body.
+IMPORT_MAX_BYTES = 256 << 20
+
+
+def portability_routes(runtime: Runtime) -> APIRouter:
+    router = APIRouter()
+    core = runtime.core
+    importer = Importer(
+        lifecycle=core.lifecycle,
+        memories=core.memories,
+        documents=core.documents,
+        embedder=core.embedder,
+        log=runtime.log,
+        keys=runtime.keys,
+        sealer=runtime.sealer,
+    )
+    limit = max(IMPORT_MAX_BYTES, runtime.settings.max_body_bytes)
+
+    @router.get("/export")
+    def export_document(
+        container_tag: Annotated[str | None, Query(alias="containerTag", max_length=256)] = None,
+    ) -> Response:
+        document = export(core.memories, core.documents, container_tag=container_tag)
+        return Response(msgspec.json.encode(document), media_type="application/json")
+
+    @router.post("/import")
+    async def import_document(request: Request) -> Response:
+        envelope = await read_json(request, Envelope, max_bytes=limit)
+        report = await run_in_threadpool(importer.run, envelope)
+        return Response(msgspec.json.encode(report), media_type="application/json")
+
+    return router

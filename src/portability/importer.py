@@ -1,0 +1,367 @@
+"""``POST /import``: restore a ``bellamente-export`` document into fresh chains and documents.
+
+Every chain lands under a fresh id with its versions and windows as the file states them, in
+one atomic append of its own (``memory.imported`` events; no dedup or supersede decision, as
+an import restores history). Embeddings are made here, in batches, never read from the file;
+documents go through the normal ingestion path, so they are chunked again.
+
+A chain is skipped, never written twice, when its source id names a chain this store has
+(``exists``), one it already imported with the same content (``already_imported``), or one it
+erased (``erased``: the key store keeps a tombstone of every erased subject, and an import
+must not bring erased text back). A malformed chain fails alone.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Sequence
+from typing import Literal
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from ..embedding.port import Embedder, embed_bytes
+from ..errors import EmbedderError, InvalidInput, KeyDestroyed
+from ..eventlog import Actor, AnyEvent, EventLog, KeyStore, Sealer
+from ..eventlog.events import DocumentImported, ImportedChain, ImportOrigin, MemoryImported
+from ..lifecycle import Lifecycle
+from ..projections.documents import DocumentProjection
+from ..projections.memories import MemoryProjection
+from ..subjects import container_subject, document_subject, memory_subject
+from .format import (
+    BadItem,
+    Chain,
+    CheckedChain,
+    Document,
+    Envelope,
+    Profile,
+    Provenance,
+    check_chain,
+    decode_item,
+    instant,
+)
+
+IMPORTER = Actor(agent_id="local", protocol="import")
+EMBED_BATCH = 256
+
+Status = Literal["imported", "skipped", "failed"]
+
+
+class ItemResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """What became of one chain, document or profile of the file."""
+
+    index: int
+    status: Status
+    source_id: str | None = None
+    id: str | None = None  # the id it has here: new, or the one it was skipped for
+    versions: int | None = None
+    reason: str | None = None  # a stable code: exists, already_imported, erased, invalid...
+    message: str | None = None
+
+
+class ImportReport(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    imported: int
+    skipped: int
+    failed: int
+    embed_failures: int
+    memories: list[ItemResult]
+    documents: list[ItemResult]
+    profiles: list[ItemResult]
+
+
+class _Planned(msgspec.Struct):
+    index: int
+    checked: CheckedChain
+    vectors: list[npt.NDArray[np.float32] | None] = []
+
+
+class Importer:
+    """Imports run one at a time: each decides what to skip from what the previous wrote."""
+
+    def __init__(
+        self,
+        *,
+        lifecycle: Lifecycle,
+        memories: MemoryProjection,
+        documents: DocumentProjection,
+        embedder: Embedder,
+        log: EventLog,
+        keys: KeyStore,
+        sealer: Sealer,
+    ) -> None:
+        self._lifecycle = lifecycle
+        self._memories = memories
+        self._documents = documents
+        self._embedder = embedder
+        self._log = log
+        self._keys = keys
+        self._sealer = sealer
+        self._lock = threading.Lock()
+
+    def run(self, envelope: Envelope, actor: Actor = IMPORTER) -> ImportReport:
+        with self._lock:
+            results: dict[int, ItemResult] = {}
+            planned = self._plan(envelope.memories, results)
+            embed_failures = self._embed(planned)
+            self._write_chains(planned, actor, results)
+            memories = [results[i] for i in range(len(envelope.memories))]
+            documents = [self._document(i, raw, actor) for i, raw in enumerate(envelope.documents)]
+            profiles = [self._profile(i, raw, actor) for i, raw in enumerate(envelope.profiles)]
+        every = memories + documents + profiles
+        return ImportReport(
+            imported=sum(r.status == "imported" for r in every),
+            skipped=sum(r.status == "skipped" for r in every),
+            failed=sum(r.status == "failed" for r in every),
+            embed_failures=embed_failures,
+            memories=memories,
+            documents=documents,
+            profiles=profiles,
+        )
+
+    # --- memories --------------------------------------------------------------------------
+
+    def _plan(self, raws: Sequence[msgspec.Raw], results: dict[int, ItemResult]) -> list[_Planned]:
+        planned: list[_Planned] = []
+        seen: set[str] = set()
+        for index, raw in enumerate(raws):
+            try:
+                chain = decode_item(raw, Chain)
+                checked = check_chain(chain)
+            except BadItem as exc:
+                results[index] = ItemResult(
+                    index=index, status="failed", reason="invalid", message=str(exc)
+                )
+                continue
+            if chain.id in seen:
+                results[index] = ItemResult(
+                    index=index,
+                    status="failed",
+                    source_id=chain.id,
+                    reason="duplicate",
+                    message="an earlier chain of the file has the same id",
+                )
+                continue
+            seen.add(chain.id)
+            skipped = self._skip_chain(index, checked)
+            if skipped is not None:
+                results[index] = skipped
+                continue
+            planned.append(_Planned(index, checked))
+        return planned
+
+    def _skip_chain(self, index: int, checked: CheckedChain) -> ItemResult | None:
+        """Why this chain must not be written (again), if it must not."""
+        source = checked.chain.id
+
+        def skip(reason: str, at: str | None, status: Status = "skipped") -> ItemResult:
+            return ItemResult(index=index, status=status, source_id=source, id=at, reason=reason)
+
+        if self._keys.is_destroyed(memory_subject(source)):
+            return skip("erased", source)
+        native = self._memories.chain(source)
+        if native is not None:
+            return skip("erased" if native.erased else "exists", source)
+        for earlier in dict.fromkeys(r.id for r in self._memories.imported_from("memory", source)):
+            chain = self._memories.chain(earlier)
+            if chain is None or chain.erased:
+                return skip("erased", earlier)
+            if self._digest_of(earlier) == checked.digest:
+                return skip("already_imported", earlier)
+            result = skip("conflict", earlier, "failed")
+            return msgspec.structs.replace(
+                result,
+                message=f"chain {source!r} was imported before, as {earlier!r}, with other content",
+            )
+        return None
+
+    def _digest_of(self, memory_id: str) -> str | None:
+        """The digest an imported chain's first event sealed (it is gone once erased)."""
+        first = _first_row(self._memories, memory_id)
+        if first is None:
+            return None
+        for stored in self._log.read(first, limit=1):
+            event = stored.record.event
+            if isinstance(event, MemoryImported) and event.chain is not None:
+                return self._sealer.open_text(event.chain.digest)
+        return None
+
+    def _embed(self, planned: list[_Planned]) -> int:
+        """Embed every version's text, in batches; a text that cannot be embedded is imported
+        without a vector (found by full text only) and counted."""
+        texts = sorted({v.content for p in planned for v in p.checked.chain.versions})
+        vectors: dict[str, npt.NDArray[np.float32] | None] = {}
+        for start in range(0, len(texts), EMBED_BATCH):
+            batch = texts[start : start + EMBED_BATCH]
+            try:
+                vectors.update(zip(batch, self._embedder.embed(batch), strict=True))
+            except (EmbedderError, InvalidInput):
+                for text in batch:  # find the texts that fail, keep the others
+                    try:
+                        vectors[text] = self._embedder.embed([text])[0]
+                    except (EmbedderError, InvalidInput):
+                        vectors[text] = None
+        failures = 0
+        for plan in planned:
+            plan.vectors = [vectors[v.content] for v in plan.checked.chain.versions]
+            failures += sum(v is None for v in plan.vectors)
+        return failures
+
+    def _write_chains(
+        self, planned: list[_Planned], actor: Actor, results: dict[int, ItemResult]
+    ) -> None:
+        by_container: dict[str, list[_Planned]] = {}
+        for plan in planned:
+            by_container.setdefault(plan.checked.chain.container_tag, []).append(plan)
+        for container_tag, plans in by_container.items():
+
+            def build(ids: Sequence[str], plans: list[_Planned] = plans) -> list[list[AnyEvent]]:
+                return [self._events(p, i) for p, i in zip(plans, ids, strict=True)]
+
+            outcomes = self._lifecycle.import_chains(container_tag, len(plans), build, actor)
+            for plan, outcome in zip(plans, outcomes, strict=True):
+                source = plan.checked.chain.id
+                if isinstance(outcome, InvalidInput):
+                    results[plan.index] = ItemResult(
+                        index=plan.index,
+                        status="failed",
+                        source_id=source,
+                        reason="invalid",
+                        message=str(outcome),
+                    )
+                    continue
+                event = outcome.records[0].record.event
+                assert isinstance(event, MemoryImported)
+                results[plan.index] = ItemResult(
+                    index=plan.index,
+                    status="imported",
+                    source_id=source,
+                    id=event.memory_id,
+                    versions=len(outcome.records),
+                )
+
+    def _events(self, plan: _Planned, memory_id: str) -> list[AnyEvent]:
+        checked = plan.checked
+        chain = checked.chain
+        subject = memory_subject(memory_id)
+        events: list[AnyEvent] = []
+        for version, window, vector in zip(
+            chain.versions, checked.windows, plan.vectors, strict=True
+        ):
+            first = version.version == 1
+            events.append(
+                MemoryImported(
+                    memory_id=memory_id,
+                    version_id=f"ver_{uuid.uuid4().hex}",
+                    version=version.version,
+                    container_tag=chain.container_tag,
+                    content=self._sealer.seal_text(subject, version.content),
+                    valid_from=window.valid_from,
+                    valid_to=window.valid_to,
+                    source_memory_id=chain.id,
+                    source_version_id=version.id,
+                    embedding=None
+                    if vector is None
+                    else self._sealer.seal(subject, embed_bytes(vector)),
+                    metadata=None
+                    if version.metadata is None
+                    else self._sealer.seal(subject, msgspec.json.encode(version.metadata)),
+                    is_static=version.is_static,
+                    # Recency reads observedAt: default it to when the version was believed.
+                    observed_at=version.observed_at or version.valid_from,
+                    chain=_chain_facts(self._sealer, subject, checked) if first else None,
+                    origin=_origin(version.provenance),
+                )
+            )
+        return events
+
+    # --- documents and profiles --------------------------------------------------------------
+
+    def _document(self, index: int, raw: msgspec.Raw, actor: Actor) -> ItemResult:
+        try:
+            document = decode_item(raw, Document)
+            origin = _origin(document.provenance)
+        except BadItem as exc:
+            return ItemResult(index=index, status="failed", reason="invalid", message=str(exc))
+        source = document.id
+
+        def result(status: Status, reason: str | None, at: str | None) -> ItemResult:
+            return ItemResult(index=index, status=status, source_id=source, id=at, reason=reason)
+
+        if self._keys.is_destroyed(document_subject(source)):
+            return result("skipped", "erased", source)
+        native = self._documents.get(source)
+        if native is not None:
+            return result("skipped", "erased" if native.erased else "exists", source)
+        for earlier in self._memories.imported_from("document", source):
+            row = self._documents.get(earlier.id)
+            if row is None or row.erased:
+                return result("skipped", "erased", earlier.id)
+        try:
+            outcome = self._lifecycle.ingest_document(
+                document.container_tag,
+                document.content,
+                actor,
+                title=document.title,
+                metadata=dict(document.metadata) if document.metadata is not None else None,
+                also=lambda document_id: DocumentImported(
+                    document_id=document_id, source_document_id=source, origin=origin
+                ),
+            )
+        except (InvalidInput, KeyDestroyed) as exc:
+            return ItemResult(
+                index=index, status="failed", source_id=source, reason=exc.code, message=str(exc)
+            )
+        if outcome.status == "deduplicated":
+            return result("skipped", "already_imported", outcome.document_id)
+        return result("imported", None, outcome.document_id)
+
+    def _profile(self, index: int, raw: msgspec.Raw, actor: Actor) -> ItemResult:
+        try:
+            profile = decode_item(raw, Profile)
+        except BadItem as exc:
+            return ItemResult(index=index, status="failed", reason="invalid", message=str(exc))
+        tag = profile.container_tag
+
+        def result(status: Status, reason: str | None = None) -> ItemResult:
+            return ItemResult(index=index, status=status, source_id=tag, id=tag, reason=reason)
+
+        if self._keys.is_destroyed(container_subject(tag)):
+            return result("skipped", "erased")
+        current = self._memories.profile(tag)
+        if current is not None:
+            same = current[0] == {"static": profile.static, "dynamic": profile.dynamic}
+            # The profile set here wins: it may be newer than the file's.
+            return result("skipped", "already_imported" if same else "exists")
+        self._lifecycle.set_profile(tag, profile.static, profile.dynamic, actor)
+        return result("imported")
+
+
+def _first_row(memories: MemoryProjection, memory_id: str) -> int | None:
+    rows = memories.imports_of("memory", memory_id)
+    return rows[0].row_id if rows else None
+
+
+def _chain_facts(sealer: Sealer, subject: str, checked: CheckedChain) -> ImportedChain:
+    chain = checked.chain
+    reason = chain.forgotten_reason
+    return ImportedChain(
+        digest=sealer.seal_text(subject, checked.digest),
+        created_at=checked.created_at,
+        forgotten=chain.forgotten,
+        forgotten_at=checked.forgotten_at,
+        forgotten_reason=None if reason is None else sealer.seal_text(subject, reason),
+    )
+
+
+def _origin(provenance: Provenance | None) -> ImportOrigin | None:
+    if provenance is None:
+        return None
+    created = provenance.created_at
+    return ImportOrigin(
+        agent_id=provenance.agent_id,
+        protocol=provenance.protocol,
+        kind=provenance.kind,
+        created_at=None if created is None else instant(created, "provenance.createdAt"),
+    )
