@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 EXIT_CORRUPT = 1
 EXIT_USAGE = 2
 EXIT_LOCKED = 3
+SHUTDOWN_GRACE_SECONDS = 5.0
 
 _data_dir_option = click.option(
     "--data-dir",
@@ -60,7 +61,15 @@ def serve(data_dir: Path | None, host: str | None, port: int | None) -> None:
 
     runtime = _open_runtime(settings)
     try:
-        uvicorn.run(create_app(runtime), host=settings.host, port=settings.port, log_level="info")
+        uvicorn.run(
+            create_app(runtime),
+            host=settings.host,
+            port=settings.port,
+            log_level="info",
+            # An /events stream never ends by itself: without a bound, SIGTERM would wait for
+            # its client forever (and the indexes would never be saved).
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+        )
     finally:
         runtime.close()
 
