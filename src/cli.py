@@ -5,6 +5,7 @@ The server is imported only by ``serve``, so ``verify-log`` runs without it.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import time
@@ -42,7 +43,25 @@ def _settings(**overrides: object) -> Settings:
         raise click.UsageError(str(exc)) from exc
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """Commands with heavy imports (models, indexes, the server) load only when used, so
+    ``verify-log`` stays light."""
+
+    lazy = {"replay": ("mnemolog.replay.command", "replay_command")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.lazy])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy:
+            module, name = self.lazy[cmd_name]
+            command = getattr(importlib.import_module(module), name)
+            assert isinstance(command, click.Command)
+            return command
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mnemolog")
 def main() -> None:
     """mnemolog: an auditable, event-sourced memory layer for LLM agents."""
@@ -195,3 +214,65 @@ def _open_log(path: Path, settings: Settings) -> LmdbEventLog:
     except (CorruptLog, StorageError) as exc:
         click.echo(f"mnemolog: cannot open {path}: {exc}", err=True)
         sys.exit(EXIT_CORRUPT)
+
+
+@main.command()
+@_data_dir_option
+@click.argument("dest", type=click.Path(file_okay=False, path_type=Path))
+def backup(data_dir: Path | None, dest: Path) -> None:
+    """Copy the log and the key store into DEST, consistently, even while the server runs.
+
+    LMDB compacting copies of the two stores, nothing else (projections are derived). DEST
+    must be new or empty; it appears only once complete. A backup keeps the keys of every
+    subject not yet erased when it is made: erasing later does not reach it. Exits 2 on a
+    bad DEST or data directory, 1 if the copied log does not verify.
+    """
+    from .portability.backup import backup as make_backup
+
+    settings = _settings(data_dir=data_dir)
+    os.umask(0o077)
+    try:
+        manifest = make_backup(settings.data_dir, dest)
+    except InvalidInput as exc:
+        click.echo(f"mnemolog: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    except (CorruptLog, StorageError) as exc:
+        click.echo(f"mnemolog: backup failed: {exc}", err=True)
+        sys.exit(EXIT_CORRUPT)
+    click.echo(f"backed up: log head {manifest.log_head_seq} {manifest.log_head_digest} to {dest}")
+
+
+@main.command()
+@_data_dir_option
+@click.argument("src", type=click.Path(file_okay=False, path_type=Path))
+def restore(data_dir: Path | None, src: Path) -> None:
+    """Restore a backup made by `mnemolog backup` into an empty data directory.
+
+    Copies the log and the key store, checks the log verifies up to the backup's head, then
+    rebuilds every projection from it. Exits 2 if SRC is not a backup or the data directory
+    is not empty, 1 if the log does not verify or the store cannot be opened (for instance
+    with another embedder than the one the data was pinned to).
+    """
+    from .portability.backup import restore as restore_backup
+
+    settings = _settings(data_dir=data_dir)
+    os.umask(0o077)
+    try:
+        report = restore_backup(src, settings.data_dir)
+    except InvalidInput as exc:
+        click.echo(f"mnemolog: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    except (CorruptLog, StorageError) as exc:
+        click.echo(f"mnemolog: restore failed: {exc}", err=True)
+        sys.exit(EXIT_CORRUPT)
+    started = time.perf_counter()
+    runtime = _open_runtime(settings)  # an empty projections dir: opening folds the whole log
+    try:
+        seq = runtime.core.runner.catch_up()
+    finally:
+        runtime.close()
+    elapsed = time.perf_counter() - started
+    click.echo(
+        f"restored: {report.records} records, head {report.head_seq} {report.head_digest};"
+        f" projections rebuilt to seq {seq} in {elapsed:.2f} s"
+    )
