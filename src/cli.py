@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 EXIT_CORRUPT = 1
 EXIT_USAGE = 2
 EXIT_LOCKED = 3
-SHUTDOWN_GRACE_SECONDS = 5.0
+SHUTDOWN_GRACE_SECONDS = 5  # uvicorn takes whole seconds
 
 _data_dir_option = click.option(
     "--data-dir",
