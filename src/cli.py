@@ -9,7 +9,8 @@ import importlib
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -231,14 +232,8 @@ def backup(data_dir: Path | None, dest: Path) -> None:
 
     settings = _settings(data_dir=data_dir)
     os.umask(0o077)
-    try:
+    with _copy_errors("backup"):
         manifest = make_backup(settings.data_dir, dest)
-    except InvalidInput as exc:
-        click.echo(f"mnemolog: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    except (CorruptLog, StorageError) as exc:
-        click.echo(f"mnemolog: backup failed: {exc}", err=True)
-        sys.exit(EXIT_CORRUPT)
     click.echo(f"backed up: log head {manifest.log_head_seq} {manifest.log_head_digest} to {dest}")
 
 
@@ -257,14 +252,8 @@ def restore(data_dir: Path | None, src: Path) -> None:
 
     settings = _settings(data_dir=data_dir)
     os.umask(0o077)
-    try:
+    with _copy_errors("restore"):
         report = restore_backup(src, settings.data_dir)
-    except InvalidInput as exc:
-        click.echo(f"mnemolog: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    except (CorruptLog, StorageError) as exc:
-        click.echo(f"mnemolog: restore failed: {exc}", err=True)
-        sys.exit(EXIT_CORRUPT)
     started = time.perf_counter()
     runtime = _open_runtime(settings)  # an empty projections dir: opening folds the whole log
     try:
@@ -276,3 +265,16 @@ def restore(data_dir: Path | None, src: Path) -> None:
         f"restored: {report.records} records, head {report.head_seq} {report.head_digest};"
         f" projections rebuilt to seq {seq} in {elapsed:.2f} s"
     )
+
+
+@contextmanager
+def _copy_errors(verb: str) -> Iterator[None]:
+    """Exit 2 on a bad argument, 1 when the copy fails or does not verify."""
+    try:
+        yield
+    except InvalidInput as exc:
+        click.echo(f"mnemolog: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    except (CorruptLog, StorageError) as exc:
+        click.echo(f"mnemolog: {verb} failed: {exc}", err=True)
+        sys.exit(EXIT_CORRUPT)
