@@ -10,10 +10,10 @@ with the client's own request. At the end the whole turn is appended as events: 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
-from collections.abc import Awaitable
 from typing import Any, Literal
 
 import msgspec
@@ -63,7 +63,7 @@ class Turn:
         self.results = 0
         self.fallen_back = False
         self.usage: dict[str, int] = {}
-        self.capture: Awaitable[CaptureDecided | None] | None = None
+        self.capture: asyncio.Future[CaptureDecided] | None = None
         self._memory = request.memory and services.settings.proxy_max_memory_rounds > 0
         if self._memory and client_defines_search(request.client_tools):
             self._memory = False
@@ -233,8 +233,15 @@ class Turn:
         self.services.runner.sync_to(seq)  # so /inspect shows the turn once it is answered
 
     def finish_now(self, outcome: Outcome, status: int, answer: str | None) -> None:
-        """For a turn cut short (its task cancelled): submit its events without waiting."""
+        """For a turn cut short (its task cancelled): submit its events without waiting; a
+        capture still running records its decision when it is done."""
         self.services.log.submit(self._drafts(outcome, status, answer))
+        if self.capture is not None:
+            self.capture.add_done_callback(self._capture_done)
+
+    def _capture_done(self, done: asyncio.Future[CaptureDecided]) -> None:
+        if not done.cancelled() and done.exception() is None:
+            self.services.log.submit([Draft(PROXY, done.result())])
 
     def _drafts(self, outcome: Outcome, status: int, answer: str | None) -> list[Draft]:
         drafts = [
