@@ -159,3 +159,22 @@ def test_the_upstream_is_never_redirected() -> None:
     failure = failure_of(response.status_code, response.content)
     assert failure.status == 502 and not isinstance(failure, UpstreamRejected)
     assert failure_of(429, b'{"error": {"message": "slow down"}}').status == 429
+
+
+def test_the_seed_variable_names_the_upstream_when_ours_is_unset() -> None:
+    from mnemolog.errors import InvalidInput
+    from mnemolog.settings import settings_from_env
+
+    seed = {"BELLA_UPSTREAM_BASE_URL": "http://127.0.0.1:8081/v1"}
+    assert settings_from_env(seed).upstream_base_url == "http://127.0.0.1:8081/v1"
+    both = {**seed, "MNEMOLOG_UPSTREAM_BASE_URL": "http://127.0.0.1:9000/v1"}
+    assert settings_from_env(both).upstream_base_url == "http://127.0.0.1:9000/v1"
+    assert settings_from_env({"MNEMOLOG_CAPTURE": "true"}).capture is True
+    assert settings_from_env({}).capture is False
+    for bad in (
+        {"MNEMOLOG_UPSTREAM_BASE_URL": "file:///etc/passwd"},
+        {"MNEMOLOG_PROXY_MAX_MEMORY_ROUNDS": "11"},
+        {"MNEMOLOG_UPSTREAM_IDLE_TIMEOUT": "0"},
+    ):
+        with pytest.raises(InvalidInput):
+            settings_from_env(bad)
