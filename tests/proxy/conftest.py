@@ -66,7 +66,7 @@ def proxy(
 
 
 # Proxy fixtures whose turns are checked after every test that uses them.
-CHECKED = ("proxy", "impatient")
+CHECKED = ("proxy", "impatient", "distilling")
 
 
 @pytest.fixture(autouse=True)

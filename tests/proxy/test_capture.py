@@ -22,6 +22,7 @@ from mnemolog.eventlog.events import CaptureDecided
 from mnemolog.proxy.redact import MASK, redact, redact_entropy, redact_patterns
 
 from .conftest import Proxy, start_proxy
+from .fidelity import check_turns
 from .scripted import Reply, ScriptedUpstream
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -258,6 +259,7 @@ def test_no_secret_of_the_corpus_reaches_the_data_dir(
                     model="m", messages=[{"role": "user", "content": text}]
                 )
         captured = memories(proxy, "default")
+        check_turns(proxy.runtime, scripted[0], after_seq=0)
     assert captured, "capture was on: the benign facts fed alongside must be kept"
     values = {s["value"] for row in rows for s in row["secrets"] if greppable(s["value"])}
     assert len(values) > 300

@@ -239,3 +239,5 @@ def test_a_forced_memory_round_reaches_the_real_server(real: Proxy) -> None:
     if recorded.memory_round:  # the model took it: the tool result went to the real server
         assert raw.headers["x-mnemolog-memory-round"] == "true"
         assert [r.status for r in recorded.rounds] == [200] * len(recorded.rounds)
+        trace = httpx.get(f"{real.base_url}/inspect/{recorded.turn_id}").json()
+        assert all(i["reproduced"] is True for i in trace["injections"])
