@@ -61,7 +61,11 @@ class Memory:
         recall = self._core.recall
         try:
             result = await asyncio.wait_for(
-                run_in_threadpool(lambda: recall.search(request, origin="proxy", actor=actor)),
+                # Not durable on its own: the turn's events, appended after it in the same
+                # log order before the answer ends, make it durable with them.
+                run_in_threadpool(
+                    lambda: recall.search(request, origin="proxy", actor=actor, durable=False)
+                ),
                 self._timeout,
             )
         except TimeoutError as exc:
