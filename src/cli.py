@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, ClassVar
 
 import click
 import msgspec
@@ -48,7 +48,9 @@ class _LazyGroup(click.Group):
     """Commands with heavy imports (models, indexes, the server) load only when used, so
     ``verify-log`` stays light."""
 
-    lazy = {"replay": ("mnemolog.replay.command", "replay_command")}
+    lazy: ClassVar[dict[str, tuple[str, str]]] = {
+        "replay": ("mnemolog.replay.command", "replay_command")
+    }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.lazy])

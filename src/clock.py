@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import overload
+
+from .errors import InvalidInput
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
@@ -29,9 +32,43 @@ def parse_instant(text: str) -> int:
     return to_ns(moment)
 
 
+@overload
+def iso(ns: int) -> str: ...
+
+
+@overload
+def iso(ns: None) -> None: ...
+
+
 def iso(ns: int | None) -> str | None:
     """UTC nanoseconds as ISO 8601 with microseconds and ``Z``."""
     if ns is None:
         return None
     moment = _EPOCH + timedelta(microseconds=ns // 1000)
     return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def parse_as_of_instant(text: str) -> int:
+    """An ``asOf`` instant: a date-time with an explicit timezone, or a plain date (UTC
+    midnight), as UTC nanoseconds; ``InvalidInput`` otherwise."""
+    if len(text) == 10:
+        moment = _parse_iso(text, "asOf")
+        moment = datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
+    else:
+        if "T" not in text:
+            raise InvalidInput("asOf must be a date (YYYY-MM-DD) or a date-time with a timezone")
+        moment = _parse_iso(text, "asOf")
+        if moment.tzinfo is None:
+            raise InvalidInput(
+                "asOf needs an explicit timezone (2026-07-03T12:00:00Z) or a plain date"
+            )
+    # Times are shown to the microsecond while the log keeps nanoseconds: an instant names the
+    # whole microsecond, so an asOf copied from a validFrom selects that version.
+    return to_ns(moment) + 999
+
+
+def _parse_iso(text: str, name: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise InvalidInput(f"{name} is not an ISO 8601 date-time: {text!r}") from exc

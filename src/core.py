@@ -14,17 +14,12 @@ from .embedding import Embedder, QualityEmbedder, check_pin, open_embedder
 from .embedding.coalescing import CoalescingEmbedder
 from .eventlog import Actor, Draft, EventLog, KeyStore, Sealer
 from .lifecycle import Lifecycle
-from .projections.documents import DocumentProjection
-from .projections.indexes import (
-    DocumentSource,
-    FullTextProjection,
-    MemorySource,
-    VectorProjection,
-)
+from .projections.indexes import VectorProjection
 from .projections.memories import MemoryProjection
+from .projections.readmodels import ReadModels
 from .projections.runner import ProjectionRunner
-from .projections.traces import TraceProjection
 from .recall import Recall
+from .replay.snapshots import Snapshots
 from .settings import Settings
 
 SYSTEM = Actor(agent_id="mnemolog", protocol="system")
@@ -64,38 +59,25 @@ class Core:
             pin = check_pin(self.memories.pinned_embedder(), self.embedder.identity)
             if pin is not None:
                 log.append([Draft(SYSTEM, pin)])
-            dimension = self.embedder.identity.dimension
-            memory_source = MemorySource(sealer, self.memories)
-            self.vectors = VectorProjection(
-                "vectors", root / "vectors.hnsw", dimension, memory_source
+            models = ReadModels(
+                root, sealer, self.embedder.identity.dimension, memories=self.memories
             )
-            self.fulltext = FullTextProjection("fulltext", root / "fulltext", memory_source)
-            self.documents = DocumentProjection(root / "documents.sqlite3", sealer)
-            document_source = DocumentSource(sealer, self.documents, dimension)
-            self.document_vectors = VectorProjection(
-                "document-vectors", root / "document-vectors.hnsw", dimension, document_source
-            )
-            self.document_fulltext = FullTextProjection(
-                "document-fulltext", root / "document-fulltext", document_source
-            )
-            self.traces = TraceProjection(root / "traces.sqlite3", sealer)
         except BaseException:
             self.memories.close()
             raise
-        # Order matters: an index applies an erase by asking its source projection, which
-        # must already have applied the same records.
-        self.runner = ProjectionRunner(
-            log,
-            [
-                self.memories,
-                self.documents,
-                self.vectors,
-                self.fulltext,
-                self.document_vectors,
-                self.document_fulltext,
-                self.traces,
-            ],
+        self.vectors = models.vectors
+        self.fulltext = models.fulltext
+        self.documents = models.documents
+        self.document_vectors = models.document_vectors
+        self.document_fulltext = models.document_fulltext
+        self.traces = models.traces
+        # Last in the runner: a snapshot copies the memories projection once it has applied.
+        self.snapshots = Snapshots(
+            settings.data_dir / "snapshots",
+            root / "memories.sqlite3",
+            every=settings.snapshot_every,
         )
+        self.runner = ProjectionRunner(log, [*models.in_order(), self.snapshots])
         self.runner.catch_up()
         self.lifecycle = Lifecycle(
             log=log,

@@ -10,10 +10,11 @@ scores, so a trace shows why each one was or was not recalled.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future
 from typing import Literal
@@ -22,10 +23,11 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from .embedding.port import Embedder, from_bytes
+from .embedding.port import Embedder, embed_bytes, from_bytes
 from .eventlog import Actor, Appended, Draft, EventLog, Sealer
 from .eventlog.events import Candidate, RecallPerformed
 from .projections.documents import ChunkRow, DocumentProjection
+from .projections.fulltext import FullTextIndex
 from .projections.indexes import FullTextProjection, VectorProjection
 from .projections.memories import MemoryProjection, VersionRow
 from .projections.runner import ProjectionRunner
@@ -34,11 +36,25 @@ from .subjects import container_subject
 Origin = Literal["rest", "proxy", "mcp", "capture", "import"]
 Mode = Literal["memories", "documents", "hybrid"]
 
-RRF_K = 60
+# Reciprocal rank fusion constant. 60 (the usual default) flattens the top of both lists: rank 1
+# and rank 5 then differ by 6%, so a keyword-only or vector-only hit at rank 1 hardly beats noise
+# found by both. With 10 they differ by 27% (bench/retrieval.py: recall_all@5 +0.03 to +0.06 on
+# LoCoMo and LongMemEval, both tiers; docs/recall.md has the figures).
+RRF_K = 10
 FLOOR = 0.25  # cosine under which a candidate without a keyword match is not served
 RECENCY_HALF_LIFE_DAYS = 30.0
 RECENCY_WEIGHT = 0.25  # share of the score that decays with age
-MMR_LAMBDA = 0.7
+# MMR relevance weight. It reorders only, but at 0.7 a second piece of evidence that resembles
+# the first (two turns of one story) was pushed out of the top 5 (LongMemEval recall_all@5 0.62
+# -> 0.56); at 0.9 only near-duplicates move, and the figures are those without MMR.
+MMR_LAMBDA = 0.9
+# When recency is on, a candidate in the top AGREED_RANKS of both the vector and the BM25 list
+# moves above such a candidate at least UPDATE_GAP_NS older (see _newer_above_older_among_agreed):
+# on LongMemEval knowledge-update questions the newer value then ranks above the older one in
+# 0.91 of cases instead of 0.79 (fast tier), recall unchanged, hit@1 0.01 lower.
+AGREED_RANKS = 3
+UPDATE_GAP_NS = 86_400 * 1_000_000_000  # one day: statements of one conversation keep their order
+POOL = 50  # candidates taken from each index (at least; five times the limit when larger)
 _NS_PER_DAY = 86_400 * 1_000_000_000
 
 
@@ -80,6 +96,19 @@ class _Ranked(msgspec.Struct, kw_only=True):
 
     candidates: list[Candidate]
     hits: list[Hit]
+
+
+def _searched(index: FullTextIndex) -> int:
+    """Where the index's disk/tail boundary stood for this thread's search (now, if it was
+    not searched: then it decided nothing)."""
+    seq = index.searched_seq()
+    return index.visible_seq if seq is None else seq
+
+
+def vector_digest(vector: npt.NDArray[np.floating]) -> str:
+    """sha256 of a query vector's float32 bytes: lets a replay prove it embedded the query
+    exactly as the recall did, without storing the vector."""
+    return hashlib.sha256(embed_bytes(vector)).hexdigest()
 
 
 def chunk_trace_id(chunk: ChunkRow) -> str:
@@ -130,6 +159,9 @@ class Recall:
             latency[stage] = round((now - clock) * 1000, 3)
             clock = now
 
+        view = self._runner.position()  # what the ranking reads, for a replay to fold to
+        for index in (self._fulltext.index, self._document_fulltext.index):
+            index.forget_searched_seq()
         query = self._embedder.embed([request.q])[0]
         lap("embed")
         families: list[_Ranked] = []
@@ -152,6 +184,14 @@ class Recall:
             container_tag=request.container_tag,
             query=self._sealer.seal_text(container_subject(request.container_tag or ""), request.q),
             embedder=self._embedder.identity.describe(),
+            query_vector_digest=vector_digest(query),
+            view_seq=view,
+            # The full-text indexes' disk/tail boundaries decide BM25 scores: a replay
+            # commits its indexes where these searches found them.
+            index_seqs={
+                "memories": _searched(self._fulltext.index),
+                "documents": _searched(self._document_fulltext.index),
+            },
             candidates=candidates,
             served=[hit.trace_id for hit in hits],
             latency_ms=latency,
@@ -217,6 +257,8 @@ class Recall:
             # MMR is quadratic: reorder only the head the answer can draw from.
             head = max(3 * request.limit, 20)
             order = self._mmr(order[:head], {f.label: f.score for f in fused}) + order[head:]
+        if request.recency:
+            order = _newer_above_older_among_agreed(order, fused, rows)
         by_label = {f.label: f for f in fused}
         return _Ranked(
             candidates=[f.candidate(rows[f.label].version_id) for f in fused],
@@ -321,14 +363,14 @@ def _candidates(
     lap: Callable[[str], None],
     stage: str,
 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-    pool = max(50, request.limit * 5)
+    pool = max(POOL, request.limit * 5)
     by_vector = vectors.index.search(query, pool, allowed=allowed) if allowed else []
     lap(f"{stage}_vector")
-    by_text = [
-        (label, score)
-        for label, score in fulltext.index.search(request.q, pool, container=request.container_tag)
-        if label in allowed
-    ]
+    # The full-text index holds every version (superseded and forgotten ones too) and filters
+    # only by container: ask for twice the pool so that filtering to the allowed versions
+    # still leaves a full pool in the usual case.
+    found = fulltext.index.search(request.q, 2 * pool, container=request.container_tag)
+    by_text = [(label, score) for label, score in found if label in allowed][:pool]
     lap(f"{stage}_bm25")
     return by_vector, by_text
 
@@ -364,6 +406,40 @@ def _fuse(
         )
     fused.sort(key=lambda f: (-f.score, f.label))
     return fused
+
+
+def _newer_above_older_among_agreed(
+    order: list[int], fused: Sequence[_Fused], rows: Mapping[int, VersionRow]
+) -> list[int]:
+    """Among the candidates both indexes rank in their top ``AGREED_RANKS``, each one moves just
+    above the first of them placed higher that it is at least ``UPDATE_GAP_NS`` newer than.
+
+    When the meaning and the words of several memories answer the query best, the newer
+    statement is the one to believe: an update ("I have 25 postcards now") above the value it
+    replaces ("I have 10 postcards"), whatever the days between them. Statements of the same
+    day (one conversation) keep their order by relevance. These candidates sit at the very top
+    of the fused list, so what is in the top five rarely changes.
+    """
+    agreed = {
+        f.label
+        for f in fused
+        if f.vector_rank is not None
+        and f.vector_rank <= AGREED_RANKS
+        and f.bm25_rank is not None
+        and f.bm25_rank <= AGREED_RANKS
+    }
+    if len(agreed) < 2:
+        return order
+    reordered = list(order)
+    for label in [r for r in order if r in agreed]:
+        at = reordered.index(label)
+        observed = rows[label].observed_at
+        for place in range(at):
+            other = reordered[place]
+            if other in agreed and observed - rows[other].observed_at >= UPDATE_GAP_NS:
+                reordered.insert(place, reordered.pop(at))
+                break
+    return reordered
 
 
 def _interleave(lists: list[list[Hit]]) -> list[Hit]:

@@ -26,6 +26,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     model_cache_dir: Path | None = None
     supersede_threshold: float = 0.85
     max_body_bytes: int = 1 << 20
+    snapshot_every: int = 20_000
     upstream_base_url: str | None = None
     upstream_api_key: str | None = None
     upstream_connect_timeout: float = 5.0
@@ -60,6 +61,7 @@ ENV_VARS: dict[str, str] = {
     "model_cache_dir": "MNEMOLOG_MODEL_CACHE_DIR",
     "supersede_threshold": "MNEMOLOG_SUPERSEDE_THRESHOLD",
     "max_body_bytes": "MNEMOLOG_MAX_BODY_BYTES",
+    "snapshot_every": "MNEMOLOG_SNAPSHOT_EVERY",
     "upstream_base_url": "MNEMOLOG_UPSTREAM_BASE_URL",
     "upstream_api_key": "MNEMOLOG_UPSTREAM_API_KEY",
     "upstream_connect_timeout": "MNEMOLOG_UPSTREAM_CONNECT_TIMEOUT",
@@ -109,6 +111,8 @@ def settings_from_env(environ: Mapping[str, str], **overrides: object) -> Settin
         raise _invalid("supersede_threshold", "must be in (0, 1]")
     if settings.max_body_bytes < 1024:
         raise _invalid("max_body_bytes", "must be at least 1024")
+    if settings.snapshot_every < 1:
+        raise _invalid("snapshot_every", "must be at least 1")
     if settings.upstream_base_url is not None and not settings.upstream_base_url.startswith(
         ("http://", "https://")
     ):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
 
-from ..clock import iso, to_ns
+from ..clock import iso, parse_as_of_instant
 from ..errors import InvalidInput
 from ..projections.documents import ChunkRow, DocumentRow
 from ..projections.memories import ChainView, VersionRow
@@ -87,22 +87,7 @@ def parse_observed_at(text: str | None) -> str | None:
 
 def parse_as_of(text: str | None) -> int | None:
     """``asOf``: a date-time with an explicit timezone, or a plain date (UTC midnight)."""
-    if text is None:
-        return None
-    if len(text) == 10:
-        moment = _parse_iso(text, "asOf")
-        moment = datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
-    else:
-        if "T" not in text:
-            raise InvalidInput("asOf must be a date (YYYY-MM-DD) or a date-time with a timezone")
-        moment = _parse_iso(text, "asOf")
-        if moment.tzinfo is None:
-            raise InvalidInput(
-                "asOf needs an explicit timezone (2026-07-03T12:00:00Z) or a plain date"
-            )
-    # Times are shown to the microsecond while the log keeps nanoseconds: an instant names the
-    # whole microsecond, so an asOf copied from a validFrom selects that version.
-    return to_ns(moment) + 999
+    return None if text is None else parse_as_of_instant(text)
 
 
 def _parse_iso(text: str, name: str) -> datetime:

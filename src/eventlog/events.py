@@ -144,6 +144,7 @@ class RecallPerformed(Event, frozen=True, kw_only=True, tag="recall.performed"):
     embedder: str
     query_vector_digest: str | None = None  # sha256 of the query vector's float32 bytes
     view_seq: int | None = None  # the seq the read models had applied when it ranked
+    index_seqs: dict[str, int] = {}  # full-text index -> the seq its searched commit covers
     candidates: list[Candidate] = []
     served: list[str] = []
     latency_ms: dict[str, float] = {}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import lmdb
 
-from ..errors import KeyDestroyed, StorageError
+from ..errors import KeyDestroyed, LogClosed, StorageError
 from ..fsync import fsync_path
 from .groupcommit import GroupCommitter
 from .lmdb_env import open_env, storage_failure
@@ -37,15 +37,20 @@ class KeyStore:
     but not durable would make its sealed fields unreadable after a crash.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        """``readonly`` reads the keys beside the store's owner (a replay beside the server):
+        no compaction at open, and no key is made or destroyed."""
         self._path = path
         self._lock = threading.RLock()
         self._cache: dict[str, bytes] = {}
         self._unused: set[str] = set()
-        self._failure: StorageError | None = None
-        self._open()
+        self._failure: StorageError | None = (
+            LogClosed("the key store was opened read-only") if readonly else None
+        )
+        self._open(readonly=readonly)
         try:
-            self._compact()
+            if not readonly:
+                self._compact()
         except lmdb.Error as exc:
             self._env.close()
             raise storage_failure(exc) from exc
@@ -56,12 +61,18 @@ class KeyStore:
             self._create_batch, name="mnemolog-key-writer"
         )
 
-    def _open(self) -> None:
-        self._env: lmdb.Environment = open_env(self._path, map_size=_MAP_SIZE, max_dbs=2)
+    def _open(self, *, readonly: bool = False) -> None:
+        self._env: lmdb.Environment = open_env(
+            self._path, map_size=_MAP_SIZE, max_dbs=2, readonly=readonly
+        )
         try:
-            with self._env.begin(write=True) as txn:
-                self._keys = self._env.open_db(b"keys", txn=txn)
-                self._tombstones = self._env.open_db(b"tombstones", txn=txn)
+            if readonly:  # handles opened in a read transaction die with it: none here
+                self._keys = self._env.open_db(b"keys", create=False)
+                self._tombstones = self._env.open_db(b"tombstones", create=False)
+            else:
+                with self._env.begin(write=True) as txn:
+                    self._keys = self._env.open_db(b"keys", txn=txn)
+                    self._tombstones = self._env.open_db(b"tombstones", txn=txn)
         except lmdb.Error as exc:
             self._env.close()
             raise storage_failure(exc) from exc

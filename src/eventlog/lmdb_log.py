@@ -16,6 +16,7 @@ from ..errors import (
     CorruptRecord,
     DiskFull,
     IdempotencyConflict,
+    LogClosed,
     StorageError,
 )
 from .chain import IdempotencyEntry, chain, check_idempotency_key, checked_fingerprint
@@ -56,14 +57,22 @@ class LmdbEventLog:
         map_size: int = 64 << 20,
         max_batch: int = 512,
         reader_check_every: float = 30.0,
+        readonly: bool = False,
     ) -> None:
+        """``readonly`` opens an existing log beside its writer (another process, say) for
+        reading what it held at the time of opening; every append is refused."""
         self._codec = codec or RecordCodec()
-        self._env = open_env(path, map_size=map_size, max_dbs=4)
+        self._env = open_env(path, map_size=map_size, max_dbs=4, readonly=readonly)
         try:
-            with self._env.begin(write=True) as txn:  # all three exist, or none does
-                self._log_db = self._env.open_db(b"log", txn=txn)
-                self._meta_db = self._env.open_db(b"meta", txn=txn)
-                self._idem_db = self._env.open_db(b"idempotency", txn=txn)
+            if readonly:  # handles opened in a read transaction die with it: none here
+                self._log_db = self._env.open_db(b"log", create=False)
+                self._meta_db = self._env.open_db(b"meta", create=False)
+                self._idem_db = self._env.open_db(b"idempotency", create=False)
+            else:
+                with self._env.begin(write=True) as txn:  # all three exist, or none does
+                    self._log_db = self._env.open_db(b"log", txn=txn)
+                    self._meta_db = self._env.open_db(b"meta", txn=txn)
+                    self._idem_db = self._env.open_db(b"idempotency", txn=txn)
             self._head = self._load_head()
         except lmdb.Error as exc:
             self._env.close()
@@ -72,7 +81,9 @@ class LmdbEventLog:
             self._env.close()  # LMDB refuses a second open of a path still open
             raise
         self._gate = ReadWriteGate()
-        self._failure: StorageError | None = None
+        self._failure: StorageError | None = (
+            LogClosed("the log was opened read-only") if readonly else None
+        )
         self._notifier = HeadNotifier(self._head.seq)
         self._writer: GroupCommitter[_AppendRequest, Appended] = GroupCommitter(
             self._commit_batch,

@@ -22,6 +22,10 @@ class Sealer:
     def __init__(self, keys: KeyStore) -> None:
         self._keys = keys
 
+    @property
+    def keys(self) -> KeyStore:
+        return self._keys
+
     def seal(self, subject: str, plaintext: bytes) -> Sealed:
         key = self._keys.ensure(subject)
         nonce = os.urandom(NONCE_SIZE)

@@ -264,6 +264,10 @@ class FullTextIndex:
         # exactly once and scores the tail with the statistics of the disk it searches.
         self._searcher = self._index.searcher()
         self._stats = _disk_stats(self._searcher)
+        # The seq the searcher's commit covers: with the tail, it decides every score (the
+        # tail is scored with the disk's statistics), so a recall records it for its replay.
+        self._visible_seq = self._last_seq
+        self._searched = threading.local()  # per thread: the seq its last search saw
         self._closed = False
         self.last_commit_error: Exception | None = None
         self._stop = threading.Event()
@@ -287,6 +291,21 @@ class FullTextIndex:
     def last_seq(self) -> int:
         """The log seq up to which every operation is committed to disk: replay after it."""
         return self._last_seq
+
+    @property
+    def visible_seq(self) -> int:
+        """The log seq the committed index searched now covers; later documents are in the
+        tail."""
+        with self._state:
+            return self._visible_seq
+
+    def searched_seq(self) -> int | None:
+        """``visible_seq`` as the calling thread's last ``search`` saw it (None: no search)."""
+        seq = getattr(self._searched, "seq", None)
+        return seq if isinstance(seq, int) else None
+
+    def forget_searched_seq(self) -> None:
+        self._searched.seq = None
 
     @property
     def pending(self) -> int:
@@ -313,6 +332,7 @@ class FullTextIndex:
         with self._state:
             self._check_open()
             searcher = self._searcher
+            self._searched.seq = self._visible_seq
             excluded = list(self._hidden.keys() | self._shadowed)
             found = self._score_tail(searcher, terms, wanted)
         for label, score in _search_disk(searcher, terms, wanted, excluded, k):
@@ -426,6 +446,12 @@ class FullTextIndex:
         with self._write:
             self._flush()
 
+    def commit_through(self, seq: int) -> None:
+        """Commit the queued operations up to log seq ``seq`` and leave later ones queued: a
+        replay puts the disk/tail boundary where a recorded search had it."""
+        with self._write:
+            self._flush(through=seq)
+
     def commit_if_due(self) -> bool:
         """Commit if ``commit_docs`` operations wait or the oldest waited ``commit_interval``."""
         if self._seconds_until_due() > 0:
@@ -496,13 +522,25 @@ class FullTextIndex:
                 return 0.0
             return max(0.0, self._first_op_at + self._commit_interval - time.monotonic())
 
-    def _flush(self) -> None:
-        """Write the queued operations to tantivy and commit; caller holds ``_write``."""
+    def _flush(self, through: int | None = None) -> None:
+        """Write the queued operations (those up to seq ``through``, if given) to tantivy and
+        commit; caller holds ``_write``."""
         with self._state:
-            ops, self._ops = self._ops, []
+            cut = len(self._ops)
+            if through is not None:
+                cut = max(
+                    (
+                        n
+                        for n, op in enumerate(self._ops, 1)
+                        if op.seq is not None and op.seq <= through
+                    ),
+                    default=0,
+                )
+            ops, self._ops = self._ops[:cut], self._ops[cut:]
             self._in_flight = len(ops)
         if not ops:
             return
+        seqs = [op.seq for op in ops if op.seq is not None]
         changes = [op for op in ops if op.label is not None]
         if changes:
             writer = self._writer
@@ -544,8 +582,11 @@ class FullTextIndex:
                         elif self._hidden.get(op.label) is op:
                             del self._hidden[op.label]
                     self._searcher, self._stats = searcher, stats
+                    self._visible_seq = max(self._visible_seq, *seqs, 0)
+            else:
+                with self._state:
+                    self._visible_seq = max(self._visible_seq, *seqs, 0)
             self.last_commit_error = None
-            seqs = [op.seq for op in ops if op.seq is not None]
             if seqs:
                 self._flushed_seq = max(self._flushed_seq, *seqs)
             self._record_seq(self._flushed_seq)

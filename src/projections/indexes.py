@@ -184,11 +184,16 @@ class VectorProjection:
 
 
 class FullTextProjection:
-    def __init__(self, name: str, directory: Path, source: IndexSource) -> None:
+    def __init__(
+        self, name: str, directory: Path, source: IndexSource, *, background: bool = True
+    ) -> None:
+        """``background`` commits in a thread when due; without, only ``commit*`` calls
+        commit (a replay places each commit where the recorded searches had it)."""
         self.name = name
         self._directory = directory
         self._source = source
-        self.index = FullTextIndex(directory)
+        self._background = background
+        self.index = FullTextIndex(directory, background=background)
         self._applied = self.index.last_seq
 
     def last_seq(self) -> int:
@@ -216,7 +221,7 @@ class FullTextProjection:
     def reset(self) -> None:
         self.index.close()
         shutil.rmtree(self._directory, ignore_errors=True)
-        self.index = FullTextIndex(self._directory)
+        self.index = FullTextIndex(self._directory, background=self._background)
         self._applied = 0
 
     def close(self) -> None:

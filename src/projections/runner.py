@@ -57,6 +57,10 @@ class ProjectionRunner:
                 self._apply(batch)
             return min((p.last_seq() for p in self._projections), default=seq)
 
+    def position(self) -> int:
+        """The seq every projection has applied: what a reader sees at least."""
+        return min((p.last_seq() for p in self._projections), default=0)
+
     def rebuild(self) -> int:
         with self._lock:
             for projection in self._projections:

@@ -1,0 +1,61 @@
+"""Every read model of a data dir, built the one way: the server and a replay use the same set.
+
+The runner order matters: an index applies an erase by asking its source projection, which
+must already have applied the same records.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..eventlog import Sealer
+from .documents import DocumentProjection
+from .indexes import DocumentSource, FullTextProjection, MemorySource, VectorProjection
+from .memories import MemoryProjection
+from .runner import Projection
+from .traces import TraceProjection
+
+
+class ReadModels:
+    """The projections under ``root``; ``memories`` may be opened beforehand (the server
+    needs it caught up to learn the pinned embedder before it can open the vector indexes)."""
+
+    def __init__(
+        self,
+        root: Path,
+        sealer: Sealer,
+        dimension: int,
+        *,
+        memories: MemoryProjection | None = None,
+        background_commits: bool = True,
+    ) -> None:
+        self.memories = memories or MemoryProjection(root / "memories.sqlite3", sealer)
+        memory_source = MemorySource(sealer, self.memories)
+        self.vectors = VectorProjection("vectors", root / "vectors.hnsw", dimension, memory_source)
+        self.fulltext = FullTextProjection(
+            "fulltext", root / "fulltext", memory_source, background=background_commits
+        )
+        self.documents = DocumentProjection(root / "documents.sqlite3", sealer)
+        document_source = DocumentSource(sealer, self.documents, dimension)
+        self.document_vectors = VectorProjection(
+            "document-vectors", root / "document-vectors.hnsw", dimension, document_source
+        )
+        self.document_fulltext = FullTextProjection(
+            "document-fulltext",
+            root / "document-fulltext",
+            document_source,
+            background=background_commits,
+        )
+        self.traces = TraceProjection(root / "traces.sqlite3", sealer)
+
+    def in_order(self) -> list[Projection]:
+        """What a runner feeds, in the order it must feed them."""
+        return [
+            self.memories,
+            self.documents,
+            self.vectors,
+            self.fulltext,
+            self.document_vectors,
+            self.document_fulltext,
+            self.traces,
+        ]

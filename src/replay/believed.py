@@ -1,0 +1,125 @@
+"""What was believed at an instant: each chain's version then, its markers, the profiles.
+
+Read from a memories projection folded up to that instant (its tables are documented in
+docs/projections.md), so a chain shows the version that was latest then, whether it was
+forgotten then, and whether it had been erased by then. A version whose text can no longer be
+read although it was not erased by then belongs to a subject erased later: erasure reaches
+the past too, and the replay says so rather than guessing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import msgspec
+
+from ..clock import iso
+
+
+class BelievedMemory(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    container_tag: str
+    version: int
+    version_id: str
+    kind: str
+    content: str | None
+    observed_at: str
+    valid_from: str
+    forgotten: bool
+    forgotten_reason: str | None
+    erased: bool  # erased by the instant
+    erased_later: bool  # readable then, erased since: the text is gone for good
+
+
+class BelievedProfile(msgspec.Struct, frozen=True, kw_only=True):
+    container_tag: str
+    static: list[str] | None
+    dynamic: list[str] | None
+    updated_at: str
+    erased_later: bool
+
+
+class Belief(msgspec.Struct, frozen=True, kw_only=True):
+    as_of: str
+    seq: int
+    memories: list[BelievedMemory]
+    profiles: list[BelievedProfile]
+
+
+def believed(path: Path, *, as_of_ns: int, seq: int, container_tag: str | None) -> Belief:
+    """The state in the memories projection at ``path`` (folded up to ``seq``)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        where, args = ("WHERE c.container_tag = ?", (container_tag,)) if container_tag else ("", ())
+        rows = conn.execute(
+            "SELECT c.memory_id, c.container_tag, v.version, v.version_id, v.kind, v.content,"
+            " v.observed_at, v.valid_from, c.forgotten, c.forgotten_reason, c.erased"
+            " FROM chains c JOIN versions v ON v.memory_id = c.memory_id"
+            f" AND v.version = c.latest_version {where} ORDER BY c.created_seq",
+            args,
+        ).fetchall()
+        where = "WHERE container_tag = ?" if container_tag else ""
+        profiles = conn.execute(
+            f"SELECT container_tag, profile, updated_at FROM profiles {where}"
+            " ORDER BY container_tag",
+            args,
+        ).fetchall()
+    finally:
+        conn.close()
+    return Belief(
+        as_of=iso(as_of_ns),
+        seq=seq,
+        memories=[
+            BelievedMemory(
+                id=r[0],
+                container_tag=r[1],
+                version=r[2],
+                version_id=r[3],
+                kind=r[4],
+                content=r[5],
+                observed_at=iso(r[6]),
+                valid_from=iso(r[7]),
+                forgotten=bool(r[8]),
+                forgotten_reason=r[9],
+                erased=bool(r[10]),
+                erased_later=r[5] is None and not r[10],
+            )
+            for r in rows
+        ],
+        profiles=[_profile(r[0], r[1], r[2]) for r in profiles],
+    )
+
+
+def _profile(container_tag: str, text: str | None, updated_at: int) -> BelievedProfile:
+    facts = {} if text is None else json.loads(text)
+    return BelievedProfile(
+        container_tag=container_tag,
+        static=None if text is None else list(facts.get("static", [])),
+        dynamic=None if text is None else list(facts.get("dynamic", [])),
+        updated_at=iso(updated_at),
+        erased_later=text is None,
+    )
+
+
+def render_belief(belief: Belief) -> str:
+    """The human form printed by ``mnemolog replay --as-of``."""
+    lines = [f"as of {belief.as_of} (log seq {belief.seq}): {len(belief.memories)} memories"]
+    for m in belief.memories:
+        marks = []
+        if m.erased:
+            marks.append("erased")
+        elif m.erased_later:
+            marks.append("erased since; text unrecoverable")
+        if m.forgotten:
+            marks.append(f"forgotten: {m.forgotten_reason or '?'}")
+        mark = f" [{'; '.join(marks)}]" if marks else ""
+        text = m.content if m.content is not None else "-"
+        lines.append(f"  {m.container_tag}  {m.id} v{m.version}{mark}  {text}")
+    for p in belief.profiles:
+        if p.static is None or p.dynamic is None:
+            lines.append(f"  profile {p.container_tag}: erased since")
+        else:
+            lines.append(f"  profile {p.container_tag}: static {p.static}, dynamic {p.dynamic}")
+    return "\n".join(lines)

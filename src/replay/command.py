@@ -1,0 +1,283 @@
+"""``mnemolog replay``: what was believed, recalled and injected, folded again from the log.
+
+It opens the log and the key store read-only, so it runs beside a live server; the log is
+read as it stood when the command started. Projections are folded in a scratch folder inside
+the data dir (they hold memory text) and deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+import msgspec
+
+from ..clock import iso, parse_as_of_instant
+from ..embedding import QUALITY_NAME, Embedder, check_pin, open_embedder
+from ..errors import CorruptLog, EmbedderError, InvalidInput, StorageError
+from ..eventlog import Actor, EventLog, Sealer
+from ..eventlog.datadir import keys_dir, log_dir
+from ..eventlog.events import EmbedderPinned
+from ..eventlog.keystore import KeyStore
+from ..eventlog.lmdb_log import LmdbEventLog
+from ..recall import RecallRequest
+from ..settings import Settings, settings_from_env
+from .believed import believed, render_belief
+from .diff import changes_between, render_changes
+from .fidelity import FidelityReport, check_traces
+from .snapshots import nearest_snapshot
+from .timeline import seq_at
+from .world import MemoriesAt, World, scratch_root
+
+EXIT_DIFFERS = 1
+EXIT_UNUSABLE = 2
+_REPLAY = Actor(agent_id="replay", protocol="cli")  # never recorded: a replay appends nothing
+
+
+class Opened(msgspec.Struct, frozen=True):
+    log: EventLog
+    sealer: Sealer
+
+
+@contextmanager
+def opened(settings: Settings) -> Iterator[Opened]:
+    """The log and the keys of the data dir, read-only."""
+    if not (log_dir(settings.data_dir) / "data.mdb").exists():
+        raise click.ClickException(f"no log in {settings.data_dir}")
+    try:
+        log = LmdbEventLog(log_dir(settings.data_dir), readonly=True)
+    except (CorruptLog, StorageError) as exc:
+        raise click.ClickException(f"cannot open the log: {exc}") from exc
+    try:
+        keys = KeyStore(keys_dir(settings.data_dir), readonly=True)
+    except BaseException:
+        log.close()
+        raise
+    try:
+        yield Opened(log, Sealer(keys))
+    finally:
+        keys.close()
+        log.close()
+
+
+def pinned_embedder(settings: Settings, log: EventLog) -> Embedder:
+    """The embedder the log pinned (the configured tier, if one is set, must be it)."""
+    pin = next(
+        (s.record.event for s in log.read() if isinstance(s.record.event, EmbedderPinned)), None
+    )
+    tier = settings.embedder
+    if tier == "auto" and pin is not None:
+        tier = "quality" if pin.name == QUALITY_NAME else "fast"
+    embedder = open_embedder(tier, settings.model_cache, threads=1)
+    if pin is not None:
+        check_pin(pin, embedder.identity)
+    return embedder
+
+
+def instant(text: str, option: str) -> int:
+    try:
+        return parse_as_of_instant(text)
+    except InvalidInput as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from exc
+
+
+def as_of(
+    settings: Settings,
+    moment: str,
+    *,
+    container: str | None,
+    query: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    at = instant(moment, "--as-of")
+    with opened(settings) as o:
+        seq = seq_at(o.log, at)
+        scratch = scratch_root(settings.data_dir)
+        if query is not None:
+            _query_at(settings, o, seq, at, query, container, limit, as_json)
+            return
+        snapshot = nearest_snapshot(settings.data_dir / "snapshots", seq)
+        state = MemoriesAt(o.log, o.sealer, scratch, seq, None if snapshot is None else snapshot[1])
+        try:
+            belief = believed(state.path, as_of_ns=at, seq=seq, container_tag=container)
+        finally:
+            state.close()
+    click.echo(msgspec.json.encode(belief).decode() if as_json else render_belief(belief))
+
+
+def _query_at(
+    settings: Settings,
+    o: Opened,
+    seq: int,
+    at: int,
+    query: str,
+    container: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    embedder = pinned_embedder(settings, o.log)
+    world = World(o.log, o.sealer, embedder, scratch_root(settings.data_dir))
+    try:
+        world.advance(seq)
+        result = world.recall.search(
+            RecallRequest(q=query, container_tag=container, limit=limit),
+            origin="rest",
+            actor=_REPLAY,
+            durable=False,
+        )
+    finally:
+        world.close()
+    rows = [
+        {
+            "rank": n,
+            "id": hit.row.memory_id,
+            "version": hit.row.version,
+            "content": hit.row.content,
+            "score": round(hit.score, 6),
+            "similarity": round(hit.similarity, 6),
+        }
+        for n, hit in enumerate(result.hits, start=1)
+        if hit.row is not None
+    ]
+    if as_json:
+        click.echo(msgspec.json.encode({"asOf": iso(at), "seq": seq, "results": rows}).decode())
+        return
+    click.echo(f"as of {iso(at)} (log seq {seq}), {query!r}: {len(rows)} results")
+    for r in rows:
+        click.echo(f"  {r['rank']}. {r['score']:.6f}  {r['id']} v{r['version']}  {r['content']}")
+
+
+def fidelity(
+    settings: Settings, *, trace_ids: list[str] | None, sample: int | None, as_json: bool
+) -> FidelityReport:
+    with opened(settings) as o:
+        embedder = pinned_embedder(settings, o.log)
+        report = check_traces(
+            o.log,
+            o.sealer,
+            embedder,
+            scratch_root(settings.data_dir),
+            only=trace_ids,
+            sample=sample,
+        )
+    if as_json:
+        click.echo(msgspec.json.encode(report).decode())
+    else:
+        for check in report.traces:
+            line = f"  {check.trace_id}  seq {check.seq}  {check.origin:<7} {check.status}"
+            click.echo(line + (f": {'; '.join(check.reasons)}" if check.reasons else ""))
+        figure = "-" if report.fidelity is None else f"{report.fidelity:.1%}"
+        click.echo(
+            f"{report.checked} traces: {report.exact} reproduced exactly, {report.differs}"
+            f" differ, {report.unverifiable} unverifiable (erased since); fidelity {figure}"
+        )
+    return report
+
+
+def diff(
+    settings: Settings, first: str, second: str, *, container: str | None, as_json: bool
+) -> None:
+    start, end = instant(first, "--diff"), instant(second, "--diff")
+    if end < start:
+        raise click.BadParameter("the second instant is before the first", param_hint="--diff")
+    with opened(settings) as o:
+        changes = changes_between(
+            o.log, seq_at(o.log, start), seq_at(o.log, end), container_tag=container
+        )
+    if as_json:
+        click.echo(msgspec.json.encode(changes).decode())
+    else:
+        click.echo(f"from {iso(start)} to {iso(end)}: {len(changes)} changes")
+        click.echo(render_changes(changes))
+
+
+def run(settings: Settings, **options: object) -> None:
+    """Dispatch the options of ``mnemolog replay`` (validated by the command)."""
+    try:
+        _run(settings, **options)
+    except EmbedderError as exc:
+        click.echo(f"mnemolog: {exc}", err=True)
+        sys.exit(EXIT_UNUSABLE)
+
+
+def _run(
+    settings: Settings,
+    *,
+    as_of_text: object,
+    query: object,
+    container: object,
+    limit: object,
+    trace_id: object,
+    check: object,
+    sample: object,
+    diff_range: object,
+    as_json: object,
+) -> None:
+    json_out = bool(as_json)
+    box = container if isinstance(container, str) else None
+    chosen = [as_of_text is not None, trace_id is not None, bool(check), bool(diff_range)]
+    if sum(chosen) != 1:
+        raise click.UsageError("give one of --as-of, --trace, --check-traces, --diff")
+    if query is not None and as_of_text is None:
+        raise click.UsageError("--query needs --as-of")
+    if isinstance(as_of_text, str):
+        as_of(
+            settings,
+            as_of_text,
+            container=box,
+            query=query if isinstance(query, str) else None,
+            limit=limit if isinstance(limit, int) else 10,
+            as_json=json_out,
+        )
+    elif isinstance(trace_id, str) or check:
+        report = fidelity(
+            settings,
+            trace_ids=[trace_id] if isinstance(trace_id, str) else None,
+            sample=sample if isinstance(sample, int) else None,
+            as_json=json_out,
+        )
+        if isinstance(trace_id, str) and report.checked == 0:
+            raise click.ClickException(f"no trace {trace_id!r} in the log")
+        if report.differs:
+            sys.exit(EXIT_DIFFERS)
+    elif isinstance(diff_range, tuple) and len(diff_range) == 2:
+        diff(settings, str(diff_range[0]), str(diff_range[1]), container=box, as_json=json_out)
+
+
+@click.command("replay")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Data directory [env MNEMOLOG_DATA_DIR; default ./data].",
+)
+@click.option(
+    "--as-of", "as_of_text", metavar="T", help="What was believed at T (date or instant)."
+)
+@click.option("--query", metavar="Q", help="With --as-of: what recall would have served for Q.")
+@click.option("--container", metavar="TAG", help="Only this container.")
+@click.option("--limit", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("--trace", "trace_id", metavar="ID", help="Re-derive one recorded trace.")
+@click.option("--check-traces", "check", is_flag=True, help="Re-derive every recorded trace.")
+@click.option("--sample", type=click.IntRange(1), help="With --check-traces: only N of them.")
+@click.option("--diff", "diff_range", nargs=2, metavar="T1 T2", help="What changed from T1 to T2.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def replay_command(data_dir: Path | None, **options: object) -> None:
+    """Fold the log again: the state as of T, a query then, a trace's fidelity, a diff.
+
+    Runs beside a live server (the log and keys are opened read-only). Exit status: 0, or
+    1 when a re-derived trace differs from its record, 2 when the embedder is not the pinned
+    one.
+    """
+    try:
+        settings = settings_from_env(os.environ, data_dir=data_dir)
+    except InvalidInput as exc:
+        raise click.UsageError(str(exc)) from exc
+    if not options.get("diff_range"):
+        options["diff_range"] = None
+    run(settings, **options)

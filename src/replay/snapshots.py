@@ -1,0 +1,183 @@
+"""Snapshots of the memories projection, so that a replay as of T starts near T.
+
+Every ``every`` records the server copies ``memories.sqlite3`` (SQLite's online backup, from
+its own read connection: a consistent copy that does not stop writes) to
+``snapshots/memories-<seq>.sqlite3``; a replay as of T opens the newest snapshot at or before
+T and folds only the records after it. The newest ``keep`` snapshots are kept.
+
+A snapshot holds memory text, so erasure must reach it: this is a projection in the server's
+runner, and when it applies an erase it scrubs that subject out of every snapshot before the
+erase call returns (the same columns a fold from the log leaves empty once the key is gone, so
+a replay from a scrubbed snapshot equals one from the first record). It records the last seq
+it applied in a small file, so an erase applied by the memories projection just before a crash
+is scrubbed at the next boot. A copy that was being taken while an erase was scrubbed is
+thrown away, never kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..eventlog import StoredRecord
+from ..eventlog.events import SubjectErased
+from ..projections.sqlite import connect, scrub
+
+log = logging.getLogger(__name__)
+
+DEFAULT_EVERY = 20_000
+DEFAULT_KEEP = 6
+_NAME = re.compile(r"^memories-(\d{12})\.sqlite3$")
+
+
+def snapshot_files(directory: Path) -> list[tuple[int, Path]]:
+    """(seq, path) of every snapshot in ``directory``, oldest first."""
+    if not directory.is_dir():
+        return []
+    found = []
+    for path in directory.iterdir():
+        match = _NAME.match(path.name)
+        if match:
+            found.append((int(match.group(1)), path))
+    return sorted(found)
+
+
+def nearest_snapshot(directory: Path, seq: int) -> tuple[int, Path] | None:
+    """The newest snapshot taken at or before ``seq``."""
+    before = [(s, p) for s, p in snapshot_files(directory) if s <= seq]
+    return before[-1] if before else None
+
+
+class Snapshots:
+    name = "snapshots"
+
+    def __init__(
+        self,
+        directory: Path,
+        source: Path,
+        *,
+        every: int = DEFAULT_EVERY,
+        keep: int = DEFAULT_KEEP,
+    ) -> None:
+        self._directory = directory
+        self._source = source
+        self._every = every
+        self._keep = keep
+        self._position_file = directory / "position"
+        self._lock = threading.Lock()  # snapshot files: scrubbing, renaming, pruning
+        self._erasures = 0  # bumped by each scrub; a copy taken across one is discarded
+        self._taker: threading.Thread | None = None
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for stale in directory.glob("*.tmp"):
+            stale.unlink()
+        self._seen = self._read_position()
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def all(self) -> list[tuple[int, Path]]:
+        """(seq, path) of every snapshot, oldest first."""
+        return snapshot_files(self._directory)
+
+    # --- the projection ----------------------------------------------------------------------
+
+    def last_seq(self) -> int:
+        return self._seen
+
+    def apply(self, records: Sequence[StoredRecord]) -> None:
+        for stored in records:
+            if isinstance(stored.record.event, SubjectErased):
+                self.scrub(stored.record.event)
+        self._seen = records[-1].seq
+        self._position_file.write_text(str(self._seen))  # derived: no fsync needed
+        newest = self.all()
+        due = self._seen - (newest[-1][0] if newest else 0) >= self._every
+        if due and (self._taker is None or not self._taker.is_alive()):
+            self._taker = threading.Thread(target=self.take, name="mnemolog-snapshot")
+            self._taker.start()
+
+    def reset(self) -> None:
+        self.close()
+        with self._lock:
+            for _, path in self.all():
+                path.unlink()
+            self._position_file.unlink(missing_ok=True)
+            self._seen = 0
+
+    def close(self) -> None:
+        if self._taker is not None:
+            self._taker.join()
+
+    # --- taking and scrubbing ---------------------------------------------------------------
+
+    def take(self) -> int | None:
+        """Copy the memories projection as it is now; its seq, or None if it was discarded."""
+        with self._lock:
+            erasures = self._erasures
+        tmp = self._directory / "memories.tmp"
+        try:
+            source = sqlite3.connect(f"file:{self._source}?mode=ro", uri=True)
+            try:
+                target = sqlite3.connect(tmp)
+                try:
+                    source.backup(target)
+                    row = target.execute("SELECT value FROM meta WHERE key = 'last_seq'").fetchone()
+                finally:
+                    target.close()
+            finally:
+                source.close()
+            seq = 0 if row is None else int(row[0])
+            with self._lock:
+                if erasures != self._erasures or seq == 0:
+                    tmp.unlink()
+                    return None
+                tmp.chmod(0o600)
+                tmp.replace(self._directory / f"memories-{seq:012d}.sqlite3")
+                for _, old in self.all()[: -self._keep]:
+                    old.unlink()
+            return seq
+        except (OSError, sqlite3.Error) as exc:  # a snapshot is an optimisation: log and go on
+            log.warning("snapshot of the memories projection failed: %s", exc)
+            tmp.unlink(missing_ok=True)
+            return None
+
+    def scrub(self, event: SubjectErased) -> None:
+        """Empty, in every snapshot, what the erased subject's key opened."""
+        if event.scope == "memory" and event.memory_id is not None:
+            where, arg = "memory_id = ?", event.memory_id
+        elif event.scope == "container" and event.container_tag is not None:
+            where, arg = "container_tag = ?", event.container_tag
+        else:
+            return
+        with self._lock:
+            self._erasures += 1
+            for _, path in self.all():
+                conn = connect(path)
+                try:
+                    conn.execute("BEGIN")
+                    conn.execute(
+                        f"DELETE FROM vectors WHERE row_id IN"
+                        f" (SELECT row_id FROM versions WHERE {where})",
+                        (arg,),
+                    )
+                    conn.execute(
+                        f"UPDATE versions SET content = NULL, content_hash = NULL,"
+                        f" metadata = NULL WHERE {where}",
+                        (arg,),
+                    )
+                    conn.execute(f"UPDATE chains SET forgotten_reason = NULL WHERE {where}", (arg,))
+                    if event.scope == "container":
+                        conn.execute("UPDATE profiles SET profile = NULL WHERE " + where, (arg,))
+                    conn.execute("COMMIT")
+                    scrub(conn)
+                finally:
+                    conn.close()
+
+    def _read_position(self) -> int:
+        try:
+            return int(self._position_file.read_text())
+        except (OSError, ValueError):
+            return 0

@@ -1,0 +1,192 @@
+"""Fresh read models folded from the log up to a seq, and recall over them.
+
+A world lives in a scratch folder inside the data dir (it holds memory text, so it must not
+leave the place erasure reaches) and is deleted when closed; folders left by a replay that
+died are removed by the next one. Recall in a world records nothing: its would-be event is
+kept by a ``RecordingSink`` for comparison.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
+from pathlib import Path
+
+from ..embedding.port import Embedder
+from ..errors import LogClosed
+from ..eventlog import Appended, Draft, EventLog, Head, Sealed, Sealer, StoredRecord
+from ..projections.fulltext import FullTextIndex
+from ..projections.memories import MemoryProjection
+from ..projections.readmodels import ReadModels
+from ..projections.runner import ProjectionRunner
+from ..recall import Recall
+
+
+def scratch_root(data_dir: Path) -> Path:
+    return data_dir / "replay"
+
+
+def clear_stale(root: Path) -> None:
+    """Remove scratch folders whose replay process is gone."""
+    if not root.is_dir():
+        return
+    for folder in root.iterdir():
+        pid = folder.name.partition("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def new_scratch(root: Path) -> Path:
+    clear_stale(root)
+    folder = root / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    folder.mkdir(mode=0o700, parents=True)
+    return folder
+
+
+class RecordingSink:
+    """An ``EventLog`` for replays: reads from the real log, keeps what would be appended."""
+
+    def __init__(self, log: EventLog) -> None:
+        self._log = log
+        self.drafts: list[Draft] = []
+
+    def submit(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        idempotency_key: str | None = None,
+        fingerprint: bytes | None = None,
+    ) -> Future[Appended]:
+        self.drafts.extend(drafts)
+        future: Future[Appended] = Future()
+        future.set_exception(LogClosed("a replay appends nothing"))
+        return future
+
+    def append(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        idempotency_key: str | None = None,
+        fingerprint: bytes | None = None,
+    ) -> Appended:
+        raise LogClosed("a replay appends nothing")
+
+    async def append_async(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        idempotency_key: str | None = None,
+        fingerprint: bytes | None = None,
+    ) -> Appended:
+        raise LogClosed("a replay appends nothing")
+
+    def read(self, from_seq: int = 1, limit: int | None = None) -> Iterator[StoredRecord]:
+        return self._log.read(from_seq, limit)
+
+    def head(self) -> Head:
+        return self._log.head()
+
+    def wait_for(self, after_seq: int, timeout: float | None = None) -> int:
+        return self._log.wait_for(after_seq, timeout)
+
+    async def wait_for_async(self, after_seq: int, timeout: float | None = None) -> int:
+        return await self._log.wait_for_async(after_seq, timeout)
+
+    def close(self) -> None:
+        """The real log is not the sink's to close."""
+
+
+class OpenOnly(Sealer):
+    """Opens sealed fields like the log's sealer; sealing (what recall does to the query of
+    the event it would append) gives an empty field, so a replay never makes a key."""
+
+    def seal(self, subject: str, plaintext: bytes) -> Sealed:
+        return Sealed(subject=subject, nonce=b"", ct=b"")
+
+
+class World:
+    """Every read model, folded up to ``seq`` (advance it with ``advance``)."""
+
+    def __init__(self, log: EventLog, sealer: Sealer, embedder: Embedder, scratch: Path) -> None:
+        self.folder = new_scratch(scratch)
+        self.sealer = sealer
+        self.models = ReadModels(
+            self.folder, sealer, embedder.identity.dimension, background_commits=False
+        )
+        self.runner = ProjectionRunner(log, self.models.in_order())
+        self.sink = RecordingSink(log)
+        m = self.models
+        self.recall = Recall(
+            log=self.sink,
+            sealer=OpenOnly(sealer.keys),
+            embedder=embedder,
+            memories=m.memories,
+            vectors=m.vectors,
+            fulltext=m.fulltext,
+            documents=m.documents,
+            document_vectors=m.document_vectors,
+            document_fulltext=m.document_fulltext,
+            runner=self.runner,
+        )
+
+    def advance(self, seq: int) -> None:
+        self.runner.sync_to(seq)
+
+    def position(self) -> int:
+        return self.runner.position()
+
+    def committed(self, family: str) -> int:
+        """The seq the full-text index of ``family`` (memories, documents) has on disk."""
+        return self._fulltext(family).visible_seq
+
+    def commit_through(self, family: str, seq: int) -> None:
+        self._fulltext(family).commit_through(seq)
+
+    def _fulltext(self, family: str) -> FullTextIndex:
+        projection = self.models.fulltext if family == "memories" else self.models.document_fulltext
+        return projection.index
+
+    def close(self) -> None:
+        try:
+            self.runner.close()
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class MemoriesAt:
+    """The memories projection alone at ``seq``: from the nearest snapshot, or from the start."""
+
+    def __init__(
+        self,
+        log: EventLog,
+        sealer: Sealer,
+        scratch: Path,
+        seq: int,
+        snapshot: Path | None = None,
+    ) -> None:
+        self.folder = new_scratch(scratch)
+        self.path = self.folder / "memories.sqlite3"
+        if snapshot is not None:
+            shutil.copyfile(snapshot, self.path)
+        self.memories = MemoryProjection(self.path, sealer)
+        self.started_from = self.memories.last_seq()
+        ProjectionRunner(log, [self.memories]).sync_to(seq)
+
+    def close(self) -> None:
+        try:
+            self.memories.close()
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
