@@ -3,6 +3,7 @@ app under uvicorn in a thread."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -83,3 +84,19 @@ def app_server(app: FastAPI) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=20)
+
+
+def replayed_traces(data_dir: Path) -> dict[str, object]:
+    """``mnemolog replay --check-traces --json`` on a data dir (its server may be running):
+    exit 0 means no re-derived trace differs from its record."""
+    done = subprocess.run(
+        [MNEMOLOG, "replay", "--check-traces", "--json", "--data-dir", str(data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "MNEMOLOG_EMBEDDER": "quality"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report: dict[str, object] = json.loads(done.stdout)
+    return report

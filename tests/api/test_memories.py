@@ -16,7 +16,7 @@ from mnemolog.eventlog import LmdbEventLog
 from mnemolog.eventlog.datadir import log_dir
 from mnemolog.eventlog.events import RecallPerformed
 
-from ..servers import MNEMOLOG, mnemolog_server
+from ..servers import MNEMOLOG, mnemolog_server, replayed_traces
 
 
 @pytest.fixture(scope="module")
@@ -308,3 +308,19 @@ def test_recency_ranks_the_newer_of_an_old_history_first(
     results = search(client, "u-history", "which gym does Noor go to", diversify=False).json()
     contents = [r["content"] for r in results["results"]]
     assert contents[0] == "Noor trains at Peak Fitness", contents
+
+
+def test_every_recall_of_this_module_is_reproduced_by_replay(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    """Runs last in this module: every recall the tests above made, re-derived from the log
+    (``mnemolog replay --check-traces``), equals its record, or was made unverifiable by an
+    erase."""
+    client, data_dir = server
+    write(client, "replayed", "Noor plays the oud", "Noor's oud is from Cairo")
+    for extra in ({}, {"searchMode": "hybrid"}, {"includeForgotten": True, "limit": 3}):
+        assert search(client, "replayed", "Noor's instrument", **extra).status_code == 200
+    report = replayed_traces(data_dir)
+    assert report["differs"] == 0
+    assert isinstance(report["exact"], int) and report["exact"] >= 3
+    assert report["fidelity"] == 1.0
