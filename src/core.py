@@ -20,6 +20,7 @@ from .projections.readmodels import ReadModels
 from .projections.runner import ProjectionRunner
 from .recall import Recall
 from .replay.snapshots import Snapshots
+from .replay.world import clear_stale, scratch_root
 from .settings import Settings
 
 SYSTEM = Actor(agent_id="mnemolog", protocol="system")
@@ -72,10 +73,13 @@ class Core:
         self.document_fulltext = models.document_fulltext
         self.traces = models.traces
         # Last in the runner: a snapshot copies the memories projection once it has applied.
+        scratch = scratch_root(settings.data_dir)
+        clear_stale(scratch)  # what a replay that died left: memory text, kept nowhere else
         self.snapshots = Snapshots(
             settings.data_dir / "snapshots",
             root / "memories.sqlite3",
             every=settings.snapshot_every,
+            scratch=scratch,
         )
         self.runner = ProjectionRunner(log, [*models.in_order(), self.snapshots])
         self.runner.catch_up()

@@ -26,6 +26,7 @@ from pathlib import Path
 from ..eventlog import StoredRecord
 from ..eventlog.events import SubjectErased
 from ..projections.sqlite import connect, scrub
+from .world import clear_stale
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,12 @@ class Snapshots:
         *,
         every: int = DEFAULT_EVERY,
         keep: int = DEFAULT_KEEP,
+        scratch: Path | None = None,
     ) -> None:
+        """``scratch`` is where replays fold their copies: an erase also removes those a dead
+        replay left behind (a running replay removes its own when it ends)."""
         self._directory = directory
+        self._scratch = scratch
         self._source = source
         self._every = every
         self._keep = keep
@@ -152,6 +157,8 @@ class Snapshots:
             where, arg = "container_tag = ?", event.container_tag
         else:
             return
+        if self._scratch is not None:
+            clear_stale(self._scratch)
         with self._lock:
             self._erasures += 1
             for _, path in self.all():

@@ -13,7 +13,7 @@ from mnemolog.api import create_app
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 
-from ..servers import app_server
+from ..servers import app_server, replayed_traces
 from .fidelity import check_turns
 from .scripted import ScriptedUpstream
 
@@ -54,6 +54,10 @@ def start_proxy(
     try:
         with app_server(create_app(runtime)) as url:
             yield Proxy(url, runtime, upstream, data_dir)
+            # Every recall this server made, re-derived from its log by `mnemolog replay`
+            # (beside the running server): none may differ from its record.
+            report = replayed_traces(data_dir)
+            assert report["differs"] == 0, report
     finally:
         runtime.close()
 
