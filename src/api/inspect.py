@@ -1,8 +1,9 @@
-"""/inspect: the receipts. Each trace is a fold over one recall event."""
+"""/inspect: the receipts. A recall's trace is a fold over its recall event; a proxied turn's
+over its turn event, the injections it made and its capture decision."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
@@ -10,6 +11,7 @@ from fastapi.responses import JSONResponse
 from ..clock import iso
 from ..core import Core
 from ..errors import NotFound
+from ..eventlog.events import ProxyTurn
 from ..projections.traces import Trace, TurnTrace
 from ..proxy.render import MEMORIES_RENDERER, RenderedMemory, digest, render_memories
 from ..runtime import Runtime
@@ -23,16 +25,34 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
     def recent(
         container_tag: Annotated[str | None, Query(alias="containerTag", max_length=256)] = None,
         origin: Annotated[str | None, Query(max_length=32)] = None,
+        kind: Annotated[
+            Literal["recall", "turn"] | None,
+            Query(alias="type", description="only recalls, or only proxied turns"),
+        ] = None,
         before: Annotated[
             int | None, Query(ge=1, description="only traces before this seq")
         ] = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 20,
     ) -> JSONResponse:
+        """Recent recalls and proxied turns, newest first (by log seq)."""
         core.recall.settle()
-        traces = core.traces.recent(
-            container_tag=container_tag, origin=origin, before_seq=before, limit=limit
-        )
-        return JSONResponse({"traces": [_summary(t) for t in traces]})
+        found: list[tuple[int, dict[str, object]]] = []
+        if kind != "turn":
+            found += [
+                (t.seq, _summary(t))
+                for t in core.traces.recent(
+                    container_tag=container_tag, origin=origin, before_seq=before, limit=limit
+                )
+            ]
+        if kind != "recall" and origin in (None, "proxy"):
+            found += [
+                (seq, _turn_summary(seq, at, turn, agent, protocol))
+                for seq, at, turn, agent, protocol in core.traces.recent_turns(
+                    container_tag=container_tag, before_seq=before, limit=limit
+                )
+            ]
+        found.sort(key=lambda hit: -hit[0])
+        return JSONResponse({"traces": [summary for _, summary in found[:limit]]})
 
     @router.get("/inspect/{trace_id}")
     def one(trace_id: str) -> JSONResponse:
@@ -88,9 +108,33 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
     return router
 
 
+def _turn_summary(
+    seq: int, at: int, turn: ProxyTurn, agent_id: str, protocol: str
+) -> dict[str, object]:
+    return {
+        "traceId": turn.turn_id,
+        "type": "turn",
+        "seq": seq,
+        "at": iso(at),
+        "origin": "proxy",
+        "containerTag": turn.container_tag,
+        "model": turn.model,
+        "streamed": turn.stream,
+        "memoryRound": turn.memory_round,
+        "results": turn.results,
+        "degraded": turn.degraded,
+        "latencyMs": turn.latency_ms,
+        "agentId": agent_id,
+        "protocol": protocol,
+        "status": turn.outcome,
+        "httpStatus": turn.status,
+    }
+
+
 def _summary(trace: Trace) -> dict[str, object]:
     return {
         "traceId": trace.recall_id,
+        "type": "recall",
         "seq": trace.seq,
         "at": iso(trace.at),
         "origin": trace.origin,

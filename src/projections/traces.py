@@ -211,6 +211,29 @@ class TraceProjection(SqliteProjection):
             protocol=row[6],
         )
 
+    def recent_turns(
+        self,
+        *,
+        container_tag: str | None = None,
+        before_seq: int | None = None,
+        limit: int = 20,
+    ) -> list[tuple[int, int, ProxyTurn, str, str]]:
+        """(seq, at, turn, agent id, protocol) of the latest proxied turns, newest first."""
+        where: list[str] = []
+        args: list[object] = []
+        for clause, value in (("container_tag = ?", container_tag), ("seq < ?", before_seq)):
+            if value is not None:
+                where.append(clause)
+                args.append(value)
+        sql = ("WHERE " + " AND ".join(where)) if where else ""
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT seq, at, body, agent_id, protocol FROM turns {sql}"
+                " ORDER BY seq DESC LIMIT ?",
+                (*args, limit),
+            ).fetchall()
+        return [(r[0], r[1], msgspec.json.decode(r[2], type=ProxyTurn), r[3], r[4]) for r in rows]
+
     def _insert(self, stored: StoredRecord, event: RecallPerformed) -> None:
         record = stored.record
         self._conn.execute(

@@ -50,6 +50,24 @@ def test_inspect_shows_the_whole_turn(proxy: Proxy) -> None:
     assert recall["protocol"] == "proxy"
 
 
+def test_the_recent_list_holds_turns_and_their_recalls_newest_first(proxy: Proxy) -> None:
+    turn_id, _ = memory_turn(proxy, "u-list", "Cy restores old clocks")
+    listed = httpx.get(f"{proxy.base_url}/inspect", params={"containerTag": "u-list"}).json()
+    kinds = [(t["type"], t["traceId"]) for t in listed["traces"]]
+    assert kinds[0] == ("turn", turn_id)  # the turn's event comes after its recall's
+    assert kinds[1][0] == "recall"
+    turn = listed["traces"][0]
+    assert (turn["memoryRound"], turn["results"], turn["status"]) == (True, 1, "answer")
+    seqs = [t["seq"] for t in listed["traces"]]
+    assert seqs == sorted(seqs, reverse=True)
+    only = httpx.get(f"{proxy.base_url}/inspect", params={"containerTag": "u-list", "type": "turn"})
+    assert [t["type"] for t in only.json()["traces"]] == ["turn"]
+    rest = httpx.get(f"{proxy.base_url}/inspect", params={"origin": "rest", "type": "turn"})
+    assert rest.json()["traces"] == []
+    bad = httpx.get(f"{proxy.base_url}/inspect", params={"type": "x"})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_input"
+
+
 def test_an_erased_memory_shows_as_erased_in_the_turn(proxy: Proxy) -> None:
     turn_id, memory_id = memory_turn(proxy, "u-erase", "Bo keeps bees on the roof")
     proxy.checked_seq = proxy.runtime.log.head().seq  # its text is gone: nothing to rebuild
