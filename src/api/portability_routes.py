@@ -9,8 +9,8 @@ from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from ..portability import Envelope, Importer, export
+from ..request_body import read_json
 from ..runtime import Runtime
-from .body import read_json
 
 # An export holds a whole store: far larger than any other request body.
 IMPORT_MAX_BYTES = 256 << 20

@@ -13,8 +13,8 @@ from ..errors import NotFound
 from ..eventlog import Actor
 from ..lifecycle import NewMemory, WriteOutcome
 from ..recall import RecallRequest
+from ..request_body import read_json
 from ..runtime import Runtime
-from .body import read_json
 from .models import (
     Forget,
     PatchMemory,

@@ -13,7 +13,8 @@ from typing import Any
 import msgspec
 from fastapi import Request
 
-from ..errors import InvalidInput, MalformedBody, PayloadTooLarge, UnsupportedMediaType
+from ..errors import InvalidInput, MalformedBody
+from ..request_body import read_body
 
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 CONTAINER_HEADERS = ("x-mnemolog-container-tag", "x-bella-container-tag")
@@ -56,17 +57,7 @@ class ChatRequest(msgspec.Struct, kw_only=True):
 async def read_chat_request(
     request: Request, *, max_bytes: int, default_container: str, default_capture: bool
 ) -> ChatRequest:
-    media = request.headers.get("content-type", "application/json").split(";")[0].strip()
-    if media.lower() != "application/json":
-        raise UnsupportedMediaType(f"expected application/json, got {media!r}")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise PayloadTooLarge(f"the body is over {max_bytes} bytes")
-        chunks.append(chunk)
-    raw = b"".join(chunks)
+    raw = await read_body(request, max_bytes=max_bytes)
     body = parse_body(raw)
     options = _options(body.pop("mnemolog", None))
     container = options.container_tag or _header(request, CONTAINER_HEADERS) or default_container

@@ -10,8 +10,8 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from mnemolog.api.body import read_json
 from mnemolog.api.errors import install_error_handlers
+from mnemolog.request_body import read_json
 
 from ..servers import app_server
 

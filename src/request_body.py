@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import msgspec
 from fastapi import Request
 
-from ..errors import InvalidInput, MalformedBody, PayloadTooLarge, UnsupportedMediaType
+from .errors import InvalidInput, MalformedBody, PayloadTooLarge, UnsupportedMediaType
 
 T = TypeVar("T")
 
@@ -23,6 +23,12 @@ _ALLOWED_CONTROLS = {"\t", "\n", "\r"}
 
 async def read_json(request: Request, type_: type[T], *, max_bytes: int) -> T:
     """Read and decode a JSON body into ``type_``; every failure is a 4xx ``InvalidInput``."""
+    return decode_json(await read_body(request, max_bytes=max_bytes), type_)
+
+
+async def read_body(request: Request, *, max_bytes: int) -> bytes:
+    """The raw bytes of a JSON body, refused (415, 413) before more than ``max_bytes`` are
+    read."""
     media = request.headers.get("content-type", "application/json").split(";")[0].strip()
     if media.lower() != "application/json":
         raise UnsupportedMediaType(f"expected application/json, got {media!r}")
@@ -36,7 +42,7 @@ async def read_json(request: Request, type_: type[T], *, max_bytes: int) -> T:
         if size > max_bytes:
             raise PayloadTooLarge(f"the body is over {max_bytes} bytes")
         chunks.append(chunk)
-    return decode_json(b"".join(chunks), type_)
+    return b"".join(chunks)
 
 
 def decode_json(raw: bytes, type_: type[T]) -> T:
