@@ -9,8 +9,8 @@ A snapshot holds memory text, so erasure must reach it: this is a projection in 
 runner, and when it applies an erase it scrubs that subject out of every snapshot before the
 erase call returns (the same columns a fold from the log leaves empty once the key is gone, so
 a replay from a scrubbed snapshot equals one from the first record). It records the last seq
-it applied in a small file, so an erase applied by the memories projection just before a crash
-is scrubbed at the next boot. A copy that was being taken while an erase was scrubbed is
+it applied in a small file (now and then; a stale one only means re-reading some records), so
+an erase applied by the memories projection just before a crash is scrubbed at the next boot. A copy that was being taken while an erase was scrubbed is
 thrown away, never kept.
 """
 
@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_EVERY = 20_000
 DEFAULT_KEEP = 6
+_PERSIST_EVERY = 1000  # records between two writes of the position file
 _NAME = re.compile(r"^memories-(\d{12})\.sqlite3$")
 
 
@@ -80,6 +81,7 @@ class Snapshots:
         for stale in directory.glob("*.tmp"):
             stale.unlink()
         self._seen = self._read_position()
+        self._persisted = self._seen
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -97,7 +99,10 @@ class Snapshots:
             if isinstance(stored.record.event, SubjectErased):
                 self.scrub(stored.record.event)
         self._seen = records[-1].seq
-        self._position_file.write_text(str(self._seen))  # derived: no fsync needed
+        # Written now and then, not per batch: a stale position only makes the next boot
+        # re-read some records (re-scrubbing an erase is harmless). No fsync: derived data.
+        if self._seen - self._persisted >= _PERSIST_EVERY:
+            self._persist()
         newest = self.all()
         due = self._seen - (newest[-1][0] if newest else 0) >= self._every
         if due and (self._taker is None or not self._taker.is_alive()):
@@ -110,11 +115,17 @@ class Snapshots:
             for _, path in self.all():
                 path.unlink()
             self._position_file.unlink(missing_ok=True)
-            self._seen = 0
+            self._seen = self._persisted = 0
 
     def close(self) -> None:
         if self._taker is not None:
             self._taker.join()
+        if self._seen != self._persisted:
+            self._persist()
+
+    def _persist(self) -> None:
+        self._position_file.write_text(str(self._seen))
+        self._persisted = self._seen
 
     # --- taking and scrubbing ---------------------------------------------------------------
 
