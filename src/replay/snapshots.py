@@ -31,7 +31,7 @@ from .world import clear_stale
 log = logging.getLogger(__name__)
 
 DEFAULT_EVERY = 20_000
-DEFAULT_KEEP = 6
+DEFAULT_KEEP = 3
 _PERSIST_EVERY = 1000  # records between two writes of the position file
 _NAME = re.compile(r"^memories-(\d{12})\.sqlite3$")
 
@@ -140,6 +140,11 @@ class Snapshots:
                 target = sqlite3.connect(tmp)
                 try:
                     source.backup(target)
+                    # A replay as of an instant never reads vectors (it folds the rest from
+                    # the log): leaving them out halves a snapshot.
+                    target.execute("DELETE FROM vectors")
+                    target.commit()
+                    target.execute("VACUUM")
                     row = target.execute("SELECT value FROM meta WHERE key = 'last_seq'").fetchone()
                 finally:
                     target.close()
