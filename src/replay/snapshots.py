@@ -10,8 +10,8 @@ runner, and when it applies an erase it scrubs that subject out of every snapsho
 erase call returns (the same columns a fold from the log leaves empty once the key is gone, so
 a replay from a scrubbed snapshot equals one from the first record). It records the last seq
 it applied in a small file (now and then; a stale one only means re-reading some records), so
-an erase applied by the memories projection just before a crash is scrubbed at the next boot. A copy that was being taken while an erase was scrubbed is
-thrown away, never kept.
+an erase applied by the memories projection just before a crash is scrubbed at the next boot.
+A copy that was being taken while an erase was scrubbed is thrown away, never kept.
 """
 
 from __future__ import annotations
