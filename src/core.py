@@ -22,6 +22,7 @@ from .recall import Recall
 from .replay.snapshots import Snapshots
 from .replay.world import clear_stale, scratch_root
 from .settings import Settings
+from .write_combiner import WriteCombiner
 
 SYSTEM = Actor(agent_id="mnemolog", protocol="system")
 
@@ -94,6 +95,8 @@ class Core:
             nearest=_LiveNearest(self.memories, self.vectors),
             supersede_threshold=settings.supersede_threshold,
         )
+        # REST writes arriving together for one container share one lifecycle batch.
+        self.writes = WriteCombiner(self.lifecycle)
         self.recall = Recall(
             log=log,
             sealer=sealer,

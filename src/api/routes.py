@@ -60,7 +60,7 @@ def memory_routes(runtime: Runtime) -> APIRouter:
             )
             for m in body.memories
         ]
-        outcomes = await run_in_threadpool(core.lifecycle.write, body.container_tag, items, LOCAL)
+        outcomes = await run_in_threadpool(core.writes.write, body.container_tag, items, LOCAL)
         return JSONResponse(
             {"containerTag": body.container_tag, "memories": [_outcome(o) for o in outcomes]}
         )

@@ -1,0 +1,139 @@
+"""Concurrent writes to one container share a lifecycle batch, and each gets its own answer."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from mnemolog.errors import InvalidInput, MnemologError
+from mnemolog.eventlog import Actor
+from mnemolog.lifecycle import NewMemory, WriteOutcome
+from mnemolog.runtime import Runtime
+from mnemolog.settings import Settings
+from mnemolog.write_combiner import WriteCombiner, Writes
+
+ACTOR = Actor(agent_id="agent-combined", protocol="rest")
+PETS = ["cat", "parrot", "tortoise", "ferret", "goldfish", "hamster", "iguana", "rabbit"]
+
+
+class Held:
+    """A ``Writes`` whose first call waits until ``release`` is set: the others queue."""
+
+    def __init__(self, inner: Writes) -> None:
+        self.inner = inner
+        self.calls: list[int] = []
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def write(
+        self, container_tag: str, items: Sequence[NewMemory], actor: Actor
+    ) -> list[WriteOutcome]:
+        self.calls.append(len(items))
+        if len(self.calls) == 1:
+            self.entered.set()
+            assert self.release.wait(30)
+        return self.inner.write(container_tag, items, actor)
+
+
+@pytest.fixture
+def runtime(tmp_path: Path) -> Iterator[Runtime]:
+    opened = Runtime(Settings(data_dir=tmp_path / "data", embedder="quality"))
+    yield opened
+    opened.close()
+
+
+def run_all(work: list[tuple[str, list[str]]], combiner: WriteCombiner, held: Held) -> list[object]:
+    """Each (container, texts) written by its own thread; the first holds the rest back."""
+    results: list[object] = [None] * len(work)
+
+    def one(n: int) -> None:
+        tag, texts = work[n]
+        try:
+            results[n] = combiner.write(tag, [NewMemory(content=t) for t in texts], ACTOR)
+        except MnemologError as exc:
+            results[n] = exc
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(len(work))]
+    threads[0].start()
+    assert held.entered.wait(30)
+    for thread in threads[1:]:
+        thread.start()
+    while sum(len(q) for q in combiner._waiting.values()) < len(work) - 1:
+        threading.Event().wait(0.001)  # until every other request waits behind the first
+    held.release.set()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_waiting_writes_share_one_batch_and_get_their_own_outcomes(runtime: Runtime) -> None:
+    held = Held(runtime.core.lifecycle)
+    combiner = WriteCombiner(held)
+    texts = [[f"Lou's neighbour keeps a {pet} named Pip {n}"] for n, pet in enumerate(PETS)]
+    texts.append(["Lou's neighbour keeps a cat named Pip 0"])  # the same as the first, exactly
+    results = run_all([("lou", t) for t in texts], combiner, held)
+    assert held.calls == [1, len(texts) - 1]  # the first alone, then all the others at once
+    outcomes = [r[0] for r in results if isinstance(r, list)]
+    assert len(outcomes) == len(texts)
+    memories = runtime.core.memories
+    for (text,), outcome in zip(texts[:-1], outcomes[:-1], strict=True):
+        latest = memories.latest(outcome.memory_id)
+        assert outcome.status == "created" and latest is not None and latest.content == text
+    assert len({o.memory_id for o in outcomes[:-1]}) == len(PETS)
+    assert outcomes[-1].status == "deduplicated"
+    assert outcomes[-1].memory_id == outcomes[0].memory_id
+
+
+class Refusing:
+    """Refuses any batch holding the text ``bad``, like a lifecycle refusing bad input."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def write(
+        self, container_tag: str, items: Sequence[NewMemory], actor: Actor
+    ) -> list[WriteOutcome]:
+        self.calls.append([i.content for i in items])
+        if any(i.content == "bad" for i in items):
+            raise InvalidInput("bad text")
+        return [
+            WriteOutcome(memory_id=f"mem_{i.content}", version_id="v", version=1, status="created")
+            for i in items
+        ]
+
+
+def test_a_refused_request_fails_alone() -> None:
+    refusing = Refusing()
+    held = Held(refusing)
+    combiner = WriteCombiner(held)
+    results = run_all(
+        [("c", ["first"]), ("c", ["a", "b"]), ("c", ["bad"]), ("c", ["z"])], combiner, held
+    )
+    assert [o.memory_id for o in results[0]] == ["mem_first"]  # type: ignore[union-attr]
+    assert [o.memory_id for o in results[1]] == ["mem_a", "mem_b"]  # type: ignore[union-attr]
+    assert isinstance(results[2], InvalidInput)
+    assert [o.memory_id for o in results[3]] == ["mem_z"]  # type: ignore[union-attr]
+    assert refusing.calls[1] == ["a", "b", "bad", "z"]  # combined, then each alone
+    assert refusing.calls[2:] == [["a", "b"], ["bad"], ["z"]]
+
+
+def test_other_containers_are_not_held_up(runtime: Runtime) -> None:
+    held = Held(runtime.core.lifecycle)
+    combiner = WriteCombiner(held)
+    done = threading.Event()
+
+    def blocked() -> None:
+        combiner.write("slow", [NewMemory(content="Kai bakes rye bread")], ACTOR)
+        done.set()
+
+    thread = threading.Thread(target=blocked)
+    thread.start()
+    assert held.entered.wait(30)
+    other = combiner.write("fast", [NewMemory(content="Kai swims at dawn")], ACTOR)
+    assert other[0].status == "created" and not done.is_set()
+    held.release.set()
+    thread.join()
+    assert done.is_set()
