@@ -207,15 +207,73 @@ class Lifecycle:
         self, container_tag: str, items: Sequence[NewMemory], actor: Actor
     ) -> list[WriteOutcome]:
         """Write a batch into one container: one embedding pass, one durable append."""
-        if not items:
-            return []
-        vectors = self._embedder.embed([item.content for item in items])
+        (result,) = self.write_groups([(container_tag, items)], actor)
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def write_groups(
+        self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
+    ) -> list[list[WriteOutcome] | Exception]:
+        """Write batches into several containers at once: one embedding pass for all of
+        them, each decided under its container's lock in turn (never two locks held), their
+        appends submitted together (so they share group commits) and one projection sync.
+
+        Each group gets its outcomes or the error that stopped it alone; a group that failed
+        did not stop the others (a failed embedding pass, before anything is decided, raises).
+        """
+        texts = [item.content for _, items in groups for item in items]
+        results: list[list[WriteOutcome] | Exception] = [[] for _ in groups]
+        if not texts:
+            return results
+        vectors = self._embedder.embed(texts)
+        decided: list[tuple[int, str, object, Future[Appended], list[WriteOutcome]]] = []
+        start = 0
+        try:
+            for n, (container_tag, items) in enumerate(groups):
+                chunk = vectors[start : start + len(items)]
+                start += len(items)
+                if not items:
+                    continue
+                try:
+                    decided.append(
+                        (n, container_tag, *self._submit(container_tag, items, chunk, actor))
+                    )
+                except Exception as exc:
+                    results[n] = exc
+            last = 0
+            for n, _, _, future, outcomes in decided:
+                try:
+                    seqs = future.result().seqs
+                except Exception as exc:
+                    results[n] = exc
+                    continue
+                last = max(last, seqs[-1])
+                results[n] = [
+                    msgspec.structs.replace(o, seq=seq)
+                    for o, seq in zip(outcomes, seqs, strict=True)
+                ]
+            if last:
+                self._runner.sync_to(last)
+        finally:
+            for _, container_tag, token, _, _ in decided:
+                self._land(container_tag, token)
+        return results
+
+    def _submit(
+        self,
+        container_tag: str,
+        items: Sequence[NewMemory],
+        vectors: npt.NDArray[np.float32],
+        actor: Actor,
+    ) -> tuple[object, Future[Appended], list[WriteOutcome]]:
+        """Decide one container's writes under its lock and submit their append; the heads
+        they make stay *in flight* (seen by the next decisions) until ``_land``."""
         # Ids for the chains this batch may start, their keys already durable (made ahead,
         # outside any lock); those its decisions do not use go back to the pool.
         unused = self._fresh.take(len(items))
         token = object()
-        lock = self._container_lock(container_tag)
-        with lock:
+        with self._container_lock(container_tag):
             in_flight = self._in_flight[container_tag]
             batch = _Heads([head for _, head in in_flight.values()])
             drafts: list[Draft] = []
@@ -233,19 +291,16 @@ class Lifecycle:
             for head in batch:
                 if head.memory_id in made:
                     in_flight[head.memory_id] = (token, head)
-        try:
-            appended = future.result()
-            self._runner.sync_to(appended.seqs[-1])
-        finally:
-            with lock:
-                self._pending[container_tag].pop(token, None)
-                for memory_id, (owner, _) in list(in_flight.items()):
-                    if owner is token:
-                        del in_flight[memory_id]
-        return [
-            msgspec.structs.replace(o, seq=seq)
-            for o, seq in zip(outcomes, appended.seqs, strict=True)
-        ]
+        return token, future, outcomes
+
+    def _land(self, container_tag: str, token: object) -> None:
+        """The write ``token`` reached the projections (or failed): drop its in-flight heads."""
+        with self._container_lock(container_tag):
+            self._pending[container_tag].pop(token, None)
+            in_flight = self._in_flight[container_tag]
+            for memory_id, (owner, _) in list(in_flight.items()):
+                if owner is token:
+                    del in_flight[memory_id]
 
     def _decide(
         self,

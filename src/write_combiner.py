@@ -1,15 +1,15 @@
-"""Concurrent writes to one container, combined into one lifecycle batch.
+"""Concurrent writes, combined into one lifecycle call.
 
 Eight clients each writing one memory used to make eight lifecycle calls: eight embedding
-calls, eight decision passes under the container lock, eight appends and eight projection
-syncs, serialised by the GIL. Requests that arrive while a batch for their container is being
-written wait and are then written together: one embedding pass, one decision pass, one
-append (so one durable commit) and one sync for all of them. A lone request is written at
+calls, eight decision passes, eight appends and eight projection syncs, serialised by the
+GIL. Requests that arrive while another batch is being written wait and are then written
+together (``Lifecycle.write_groups``): one embedding pass, the decisions of each container
+under its own lock, appends that share group commits, one sync. A lone request is written at
 once, by its own thread.
 
-The requests of a batch are decided in arrival order, exactly as if written one after the
-other. If a batch fails with a client error (4xx), each of its requests is written alone, so
-only the request at fault gets the error.
+Within a container the requests are decided in arrival order, exactly as if written one after
+the other. If a container's part fails with a client error (4xx), each of its requests is
+written alone, so only the request at fault gets the error.
 """
 
 from __future__ import annotations
@@ -31,11 +31,16 @@ class Writes(Protocol):
         self, container_tag: str, items: Sequence[NewMemory], actor: Actor
     ) -> list[WriteOutcome]: ...
 
+    def write_groups(
+        self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
+    ) -> list[list[WriteOutcome] | Exception]: ...
+
 
 class _Request:
-    __slots__ = ("done", "items", "lead", "wake")
+    __slots__ = ("container_tag", "done", "items", "lead", "wake")
 
-    def __init__(self, items: Sequence[NewMemory]) -> None:
+    def __init__(self, container_tag: str, items: Sequence[NewMemory]) -> None:
+        self.container_tag = container_tag
         self.items = items
         self.done: Future[list[WriteOutcome]] = Future()
         self.wake = threading.Event()
@@ -47,17 +52,17 @@ class WriteCombiner:
         self._lifecycle = lifecycle
         self._max_items = max_items
         self._lock = threading.Lock()
-        # (container, actor) -> requests waiting; a key present in ``_writing`` has a leader.
-        self._waiting: dict[tuple[str, Actor], list[_Request]] = {}
-        self._writing: set[tuple[str, Actor]] = set()
+        # actor -> requests waiting; an actor in ``_writing`` has a leader writing for it.
+        self._waiting: dict[Actor, list[_Request]] = {}
+        self._writing: set[Actor] = set()
 
     def write(
         self, container_tag: str, items: Sequence[NewMemory], actor: Actor
     ) -> list[WriteOutcome]:
-        """Write ``items`` as ``Lifecycle.write`` does, sharing the batch with concurrent
-        writes to the same container by the same actor."""
-        key = (container_tag, actor)
-        request = _Request(items)
+        """Write ``items`` as ``Lifecycle.write`` does, sharing the call with concurrent
+        writes by the same actor."""
+        key = actor
+        request = _Request(container_tag, items)
         with self._lock:
             self._waiting.setdefault(key, []).append(request)
             if key not in self._writing:
@@ -68,15 +73,15 @@ class WriteCombiner:
             request.wake.clear()
             if request.done.done():
                 return request.done.result()
-        self._lead(key, container_tag, actor)
+        self._lead(key)
         return request.done.result()
 
-    def _lead(self, key: tuple[str, Actor], container_tag: str, actor: Actor) -> None:
+    def _lead(self, key: Actor) -> None:
         """Write what waits (this thread's request among it), then hand the lead on."""
         with self._lock:
             batch = self._take(key)
         try:
-            self._write(container_tag, actor, batch)
+            self._write(key, batch)
         finally:
             with self._lock:
                 waiting = self._waiting.get(key)
@@ -89,7 +94,7 @@ class WriteCombiner:
             for request in batch:
                 request.wake.set()
 
-    def _take(self, key: tuple[str, Actor]) -> list[_Request]:
+    def _take(self, key: Actor) -> list[_Request]:
         waiting = self._waiting[key]
         batch: list[_Request] = []
         count = 0
@@ -99,24 +104,41 @@ class WriteCombiner:
             count += len(request.items)
         return batch
 
-    def _write(self, container_tag: str, actor: Actor, batch: list[_Request]) -> None:
+    def _write(self, actor: Actor, batch: list[_Request]) -> None:
+        by_container: dict[str, list[_Request]] = {}
+        for request in batch:
+            by_container.setdefault(request.container_tag, []).append(request)
+        groups = [
+            (tag, [item for r in requests for item in r.items])
+            for tag, requests in by_container.items()
+        ]
         try:
-            outcomes = self._lifecycle.write(
-                container_tag, [item for r in batch for item in r.items], actor
-            )
-        except MnemologError as exc:
-            if exc.status >= 500 or len(batch) == 1:
+            results = self._lifecycle.write_groups(groups, actor)
+        except BaseException as exc:  # the embedding pass failed: nothing was written
+            if isinstance(exc, MnemologError) and exc.status < 500 and len(batch) > 1:
                 for request in batch:
-                    request.done.set_exception(exc)
+                    self._alone(actor, request)
                 return
-            for request in batch:  # a client error: find whose, by writing each alone
-                self._write(container_tag, actor, [request])
-            return
-        except BaseException as exc:
             for request in batch:
                 request.done.set_exception(exc)
             return
-        start = 0
-        for request in batch:
-            request.done.set_result(outcomes[start : start + len(request.items)])
-            start += len(request.items)
+        for requests, result in zip(by_container.values(), results, strict=True):
+            if isinstance(result, list):
+                start = 0
+                for request in requests:
+                    request.done.set_result(result[start : start + len(request.items)])
+                    start += len(request.items)
+            elif isinstance(result, MnemologError) and result.status < 500 and len(requests) > 1:
+                for request in requests:  # a client error: find whose, by writing each alone
+                    self._alone(actor, request)
+            else:
+                for request in requests:
+                    request.done.set_exception(result)
+
+    def _alone(self, actor: Actor, request: _Request) -> None:
+        try:
+            request.done.set_result(
+                self._lifecycle.write(request.container_tag, request.items, actor)
+            )
+        except Exception as exc:
+            request.done.set_exception(exc)

@@ -31,11 +31,16 @@ class Held:
     def write(
         self, container_tag: str, items: Sequence[NewMemory], actor: Actor
     ) -> list[WriteOutcome]:
-        self.calls.append(len(items))
+        return self.inner.write(container_tag, items, actor)
+
+    def write_groups(
+        self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
+    ) -> list[list[WriteOutcome] | Exception]:
+        self.calls.append(sum(len(items) for _, items in groups))
         if len(self.calls) == 1:
             self.entered.set()
             assert self.release.wait(30)
-        return self.inner.write(container_tag, items, actor)
+        return self.inner.write_groups(groups, actor)
 
 
 @pytest.fixture
@@ -96,13 +101,29 @@ class Refusing:
     def write(
         self, container_tag: str, items: Sequence[NewMemory], actor: Actor
     ) -> list[WriteOutcome]:
-        self.calls.append([i.content for i in items])
-        if any(i.content == "bad" for i in items):
-            raise InvalidInput("bad text")
-        return [
-            WriteOutcome(memory_id=f"mem_{i.content}", version_id="v", version=1, status="created")
-            for i in items
-        ]
+        (result,) = self.write_groups([(container_tag, items)], actor)
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def write_groups(
+        self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
+    ) -> list[list[WriteOutcome] | Exception]:
+        out: list[list[WriteOutcome] | Exception] = []
+        for tag, items in groups:
+            self.calls.append([f"{tag}:{i.content}" for i in items])
+            if any(i.content == "bad" for i in items):
+                out.append(InvalidInput("bad text"))
+                continue
+            out.append(
+                [
+                    WriteOutcome(
+                        memory_id=f"mem_{i.content}", version_id="v", version=1, status="created"
+                    )
+                    for i in items
+                ]
+            )
+        return out
 
 
 def test_a_refused_request_fails_alone() -> None:
@@ -110,30 +131,27 @@ def test_a_refused_request_fails_alone() -> None:
     held = Held(refusing)
     combiner = WriteCombiner(held)
     results = run_all(
-        [("c", ["first"]), ("c", ["a", "b"]), ("c", ["bad"]), ("c", ["z"])], combiner, held
+        [("c", ["first"]), ("c", ["a", "b"]), ("c", ["bad"]), ("d", ["y"]), ("c", ["z"])],
+        combiner,
+        held,
     )
     assert [o.memory_id for o in results[0]] == ["mem_first"]  # type: ignore[union-attr]
     assert [o.memory_id for o in results[1]] == ["mem_a", "mem_b"]  # type: ignore[union-attr]
     assert isinstance(results[2], InvalidInput)
-    assert [o.memory_id for o in results[3]] == ["mem_z"]  # type: ignore[union-attr]
-    assert refusing.calls[1] == ["a", "b", "bad", "z"]  # combined, then each alone
-    assert refusing.calls[2:] == [["a", "b"], ["bad"], ["z"]]
+    assert [o.memory_id for o in results[3]] == ["mem_y"]  # type: ignore[union-attr]
+    assert [o.memory_id for o in results[4]] == ["mem_z"]  # type: ignore[union-attr]
+    # One call for both containers; the refused container's requests then each alone.
+    assert refusing.calls[1:3] == [["c:a", "c:b", "c:bad", "c:z"], ["d:y"]]
+    assert refusing.calls[3:] == [["c:a", "c:b"], ["c:bad"], ["c:z"]]
 
 
-def test_other_containers_are_not_held_up(runtime: Runtime) -> None:
+def test_writes_to_several_containers_land_each_in_its_own(runtime: Runtime) -> None:
     held = Held(runtime.core.lifecycle)
     combiner = WriteCombiner(held)
-    done = threading.Event()
-
-    def blocked() -> None:
-        combiner.write("slow", [NewMemory(content="Kai bakes rye bread")], ACTOR)
-        done.set()
-
-    thread = threading.Thread(target=blocked)
-    thread.start()
-    assert held.entered.wait(30)
-    other = combiner.write("fast", [NewMemory(content="Kai swims at dawn")], ACTOR)
-    assert other[0].status == "created" and not done.is_set()
-    held.release.set()
-    thread.join()
-    assert done.is_set()
+    work = [(f"box{n % 3}", [f"Box {n % 3} holds a {pet} figurine"]) for n, pet in enumerate(PETS)]
+    results = run_all(work, combiner, held)
+    assert held.calls == [1, len(work) - 1]
+    for (tag, (text,)), result in zip(work, results, strict=True):
+        assert isinstance(result, list)
+        latest = runtime.core.memories.latest(result[0].memory_id)
+        assert latest is not None and (latest.container_tag, latest.content) == (tag, text)
