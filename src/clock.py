@@ -52,12 +52,12 @@ def parse_as_of_instant(text: str) -> int:
     """An ``asOf`` instant: a date-time with an explicit timezone, or a plain date (UTC
     midnight), as UTC nanoseconds; ``InvalidInput`` otherwise."""
     if len(text) == 10:
-        moment = _parse_iso(text, "asOf")
+        moment = parse_iso(text, "asOf")
         moment = datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
     else:
         if "T" not in text:
             raise InvalidInput("asOf must be a date (YYYY-MM-DD) or a date-time with a timezone")
-        moment = _parse_iso(text, "asOf")
+        moment = parse_iso(text, "asOf")
         if moment.tzinfo is None:
             raise InvalidInput(
                 "asOf needs an explicit timezone (2026-07-03T12:00:00Z) or a plain date"
@@ -67,7 +67,8 @@ def parse_as_of_instant(text: str) -> int:
     return to_ns(moment) + 999
 
 
-def _parse_iso(text: str, name: str) -> datetime:
+def parse_iso(text: str, name: str) -> datetime:
+    """An ISO 8601 date or date-time; ``InvalidInput`` naming the field ``name`` otherwise."""
     try:
         return datetime.fromisoformat(text)
     except ValueError as exc:

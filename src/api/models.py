@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
 
-from ..clock import iso, parse_as_of_instant
+from ..clock import iso, parse_as_of_instant, parse_iso
 from ..errors import InvalidInput
 from ..projections.documents import ChunkRow, DocumentRow
 from ..projections.memories import ChainView, VersionRow
@@ -79,7 +78,7 @@ def parse_observed_at(text: str | None) -> str | None:
     """An ``observedAt``: ISO 8601 with an explicit timezone (kept as given), else 400."""
     if text is None:
         return None
-    moment = _parse_iso(text, "observedAt")
+    moment = parse_iso(text, "observedAt")
     if moment.tzinfo is None:
         raise InvalidInput("observedAt needs an explicit timezone, e.g. 2026-07-03T12:00:00Z")
     return text
@@ -88,13 +87,6 @@ def parse_observed_at(text: str | None) -> str | None:
 def parse_as_of(text: str | None) -> int | None:
     """``asOf``: a date-time with an explicit timezone, or a plain date (UTC midnight)."""
     return None if text is None else parse_as_of_instant(text)
-
-
-def _parse_iso(text: str, name: str) -> datetime:
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise InvalidInput(f"{name} is not an ISO 8601 date-time: {text!r}") from exc
 
 
 def version_json(row: VersionRow, *, windows: bool) -> dict[str, object]:

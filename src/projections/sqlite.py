@@ -55,12 +55,14 @@ class SqliteProjection:
     def _open(self) -> sqlite3.Connection:
         conn = connect(self._path)
         conn.executescript(_META_SCHEMA + self.schema)
+        row = conn.execute("SELECT value FROM meta WHERE key = 'last_seq'").fetchone()
+        # Kept in memory as well: the runner and every recall ask for it, and reading it
+        # from the table would wait for a batch being applied.
+        self._last_seq = 0 if row is None else int(row[0])
         return conn
 
     def last_seq(self) -> int:
-        with self._lock:
-            row = self._conn.execute("SELECT value FROM meta WHERE key = 'last_seq'").fetchone()
-        return 0 if row is None else int(row[0])
+        return self._last_seq
 
     def apply(self, records: Sequence[StoredRecord]) -> None:
         erased = False
@@ -73,6 +75,7 @@ class SqliteProjection:
                     "INSERT OR REPLACE INTO meta VALUES ('last_seq', ?)", (str(records[-1].seq),)
                 )
                 self._conn.execute("COMMIT")
+                self._last_seq = records[-1].seq
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 self._rolled_back()

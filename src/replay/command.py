@@ -196,59 +196,6 @@ def diff(
         click.echo(render_changes(changes))
 
 
-def run(settings: Settings, **options: object) -> None:
-    """Dispatch the options of ``mnemolog replay`` (validated by the command)."""
-    try:
-        _run(settings, **options)
-    except EmbedderError as exc:
-        click.echo(f"mnemolog: {exc}", err=True)
-        sys.exit(EXIT_UNUSABLE)
-
-
-def _run(
-    settings: Settings,
-    *,
-    as_of_text: object,
-    query: object,
-    container: object,
-    limit: object,
-    trace_id: object,
-    check: object,
-    sample: object,
-    diff_range: object,
-    as_json: object,
-) -> None:
-    json_out = bool(as_json)
-    box = container if isinstance(container, str) else None
-    chosen = [as_of_text is not None, trace_id is not None, bool(check), bool(diff_range)]
-    if sum(chosen) != 1:
-        raise click.UsageError("give one of --as-of, --trace, --check-traces, --diff")
-    if query is not None and as_of_text is None:
-        raise click.UsageError("--query needs --as-of")
-    if isinstance(as_of_text, str):
-        as_of(
-            settings,
-            as_of_text,
-            container=box,
-            query=query if isinstance(query, str) else None,
-            limit=limit if isinstance(limit, int) else 10,
-            as_json=json_out,
-        )
-    elif isinstance(trace_id, str) or check:
-        report = fidelity(
-            settings,
-            trace_ids=[trace_id] if isinstance(trace_id, str) else None,
-            sample=sample if isinstance(sample, int) else None,
-            as_json=json_out,
-        )
-        if isinstance(trace_id, str) and report.checked == 0:
-            raise click.ClickException(f"no trace {trace_id!r} in the log")
-        if report.differs:
-            sys.exit(EXIT_DIFFERS)
-    elif isinstance(diff_range, tuple) and len(diff_range) == 2:
-        diff(settings, str(diff_range[0]), str(diff_range[1]), container=box, as_json=json_out)
-
-
 @click.command("replay")
 @click.option(
     "--data-dir",
@@ -267,7 +214,18 @@ def _run(
 @click.option("--sample", type=click.IntRange(1), help="With --check-traces: only N of them.")
 @click.option("--diff", "diff_range", nargs=2, metavar="T1 T2", help="What changed from T1 to T2.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def replay_command(data_dir: Path | None, **options: object) -> None:
+def replay_command(
+    data_dir: Path | None,
+    as_of_text: str | None,
+    query: str | None,
+    container: str | None,
+    limit: int,
+    trace_id: str | None,
+    check: bool,
+    sample: int | None,
+    diff_range: tuple[str, str] | None,
+    as_json: bool,
+) -> None:
     """Fold the log again: the state as of T, a query then, a trace's fidelity, a diff.
 
     Runs beside a live server (the log and keys are opened read-only). Exit status: 0, or
@@ -278,6 +236,29 @@ def replay_command(data_dir: Path | None, **options: object) -> None:
         settings = settings_from_env(os.environ, data_dir=data_dir)
     except InvalidInput as exc:
         raise click.UsageError(str(exc)) from exc
-    if not options.get("diff_range"):
-        options["diff_range"] = None
-    run(settings, **options)
+    chosen = [as_of_text is not None, trace_id is not None, check, bool(diff_range)]
+    if sum(chosen) != 1:
+        raise click.UsageError("give one of --as-of, --trace, --check-traces, --diff")
+    if query is not None and as_of_text is None:
+        raise click.UsageError("--query needs --as-of")
+    try:
+        if as_of_text is not None:
+            as_of(
+                settings, as_of_text, container=container, query=query, limit=limit, as_json=as_json
+            )
+        elif diff_range:
+            diff(settings, *diff_range, container=container, as_json=as_json)
+        else:
+            report = fidelity(
+                settings,
+                trace_ids=None if trace_id is None else [trace_id],
+                sample=sample,
+                as_json=as_json,
+            )
+            if trace_id is not None and report.checked == 0:
+                raise click.ClickException(f"no trace {trace_id!r} in the log")
+            if report.differs:
+                sys.exit(EXIT_DIFFERS)
+    except EmbedderError as exc:
+        click.echo(f"mnemolog: {exc}", err=True)
+        sys.exit(EXIT_UNUSABLE)

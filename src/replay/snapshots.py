@@ -82,6 +82,8 @@ class Snapshots:
             stale.unlink()
         self._seen = self._read_position()
         self._persisted = self._seen
+        taken = self.all()
+        self._newest = taken[-1][0] if taken else 0  # kept here: apply runs on every write
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -103,8 +105,7 @@ class Snapshots:
         # re-read some records (re-scrubbing an erase is harmless). No fsync: derived data.
         if self._seen - self._persisted >= _PERSIST_EVERY:
             self._persist()
-        newest = self.all()
-        due = self._seen - (newest[-1][0] if newest else 0) >= self._every
+        due = self._seen - self._newest >= self._every
         if due and (self._taker is None or not self._taker.is_alive()):
             self._taker = threading.Thread(target=self.take, name="mnemolog-snapshot")
             self._taker.start()
@@ -115,7 +116,7 @@ class Snapshots:
             for _, path in self.all():
                 path.unlink()
             self._position_file.unlink(missing_ok=True)
-            self._seen = self._persisted = 0
+            self._seen = self._persisted = self._newest = 0
 
     def close(self) -> None:
         if self._taker is not None:
@@ -157,6 +158,7 @@ class Snapshots:
                     return None
                 tmp.chmod(0o600)
                 tmp.replace(self._directory / f"memories-{seq:012d}.sqlite3")
+                self._newest = max(self._newest, seq)
                 for _, old in self.all()[: -self._keep]:
                     old.unlink()
             return seq
