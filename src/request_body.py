@@ -29,20 +29,44 @@ async def read_json(request: Request, type_: type[T], *, max_bytes: int) -> T:
 async def read_body(request: Request, *, max_bytes: int) -> bytes:
     """The raw bytes of a JSON body, refused (415, 413) before more than ``max_bytes`` are
     read."""
-    media = request.headers.get("content-type", "application/json").split(";")[0].strip()
+    check_json_headers(
+        request.headers.get("content-type"), request.headers.get("content-length"), max_bytes
+    )
+    body = BodyBuffer(max_bytes)
+    async for chunk in request.stream():
+        body.add(chunk)
+    return body.bytes()
+
+
+def check_json_headers(
+    content_type: str | None, content_length: str | None, max_bytes: int
+) -> None:
+    """Refuse a body that is not JSON (415) or declares more than ``max_bytes`` (413)."""
+    media = (content_type or "application/json").split(";")[0].strip()
     if media.lower() != "application/json":
         raise UnsupportedMediaType(f"expected application/json, got {media!r}")
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+    if content_length is not None and content_length.isdigit() and int(content_length) > max_bytes:
         raise PayloadTooLarge(f"the body is over {max_bytes} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise PayloadTooLarge(f"the body is over {max_bytes} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+
+
+class BodyBuffer:
+    """The chunks of a body as they arrive, refused (413) once over ``max_bytes``."""
+
+    __slots__ = ("_chunks", "_max", "_size")
+
+    def __init__(self, max_bytes: int) -> None:
+        self._chunks: list[bytes] = []
+        self._max = max_bytes
+        self._size = 0
+
+    def add(self, chunk: bytes) -> None:
+        self._size += len(chunk)
+        if self._size > self._max:
+            raise PayloadTooLarge(f"the body is over {self._max} bytes")
+        self._chunks.append(chunk)
+
+    def bytes(self) -> bytes:
+        return b"".join(self._chunks)
 
 
 def decode_json(raw: bytes, type_: type[T]) -> T:

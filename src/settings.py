@@ -19,6 +19,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     data_dir: Path = Path("data")
     host: str = "127.0.0.1"
     port: int = 8080
+    access_log: bool = False
     log_map_size: int = 64 << 20
     reader_check_seconds: float = 30.0
     embedder: Literal["auto", "quality", "fast"] = "auto"
@@ -54,6 +55,7 @@ ENV_VARS: dict[str, str] = {
     "data_dir": "MNEMOLOG_DATA_DIR",
     "host": "MNEMOLOG_HOST",
     "port": "MNEMOLOG_PORT",
+    "access_log": "MNEMOLOG_ACCESS_LOG",
     "log_map_size": "MNEMOLOG_LOG_MAP_SIZE",
     "reader_check_seconds": "MNEMOLOG_READER_CHECK_SECONDS",
     "embedder": "MNEMOLOG_EMBEDDER",

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import httpx
 import uvicorn
-from fastapi import FastAPI
+
+from mnemolog.api.hot import App as ASGIApp
 
 MNEMOLOG = str(Path(sys.executable).parent / "mnemolog")
 
@@ -67,7 +68,7 @@ def mnemolog_server(
 
 
 @contextmanager
-def app_server(app: FastAPI) -> Iterator[str]:
+def app_server(app: ASGIApp) -> Iterator[str]:
     """Serve an app with a real uvicorn on loopback in a thread; yields its base URL."""
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))

@@ -1,8 +1,9 @@
-"""The FastAPI application: a thin shell over the runtime."""
+"""The ASGI application: the hot routes in front of a FastAPI app, a thin shell over the runtime."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -13,19 +14,28 @@ from ..proxy import Capture, Memory, Services, Upstream, proxy_routes
 from ..runtime import Runtime
 from .audit_routes import audit_routes
 from .errors import install_error_handlers
+from .hot import HotRoutes
 from .inspect import inspect_routes
 from .portability_routes import portability_routes
-from .routes import memory_routes
+from .routes import HotEndpoints, memory_routes
+
+API_THREADS = 64
 
 
-def create_app(runtime: Runtime) -> FastAPI:
+def create_app(runtime: Runtime) -> HotRoutes:
+    """The ASGI application: the hot routes (``hot.py``) in front of the FastAPI app."""
     settings = runtime.settings
     upstream = Upstream(settings)
+    # Writes wait on these threads for their durable append: enough of them that concurrent
+    # writers queue in the write combiner (and share a batch), not for a thread.
+    executor = ThreadPoolExecutor(max_workers=API_THREADS, thread_name_prefix="mnemolog-api")
+    hot = HotEndpoints(runtime, executor)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         await upstream.aclose()
+        executor.shutdown(wait=True)
         # Here, not after uvicorn returns: on SIGTERM uvicorn re-raises the signal once it
         # has shut down, which would end the process before the indexes are saved.
         runtime.close()
@@ -34,7 +44,7 @@ def create_app(runtime: Runtime) -> FastAPI:
         title="mnemolog", version=__version__, openapi_url="/openapi.json", lifespan=lifespan
     )
     install_error_handlers(app)
-    app.include_router(memory_routes(runtime))
+    app.include_router(memory_routes(runtime, hot))
     app.include_router(inspect_routes(runtime))
     app.include_router(portability_routes(runtime))
     app.include_router(audit_routes(runtime))
@@ -69,4 +79,5 @@ def create_app(runtime: Runtime) -> FastAPI:
         }
         return JSONResponse(body, status_code=200 if failure is None else 503)
 
-    return app
+    routes = {("POST", "/memories"): hot.write_memories, ("POST", "/search"): hot.search}
+    return HotRoutes(app, routes, max_body=settings.max_body_bytes)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from ..clock import iso
@@ -13,8 +16,9 @@ from ..errors import NotFound
 from ..eventlog import Actor
 from ..lifecycle import NewMemory, WriteOutcome
 from ..recall import RecallRequest
-from ..request_body import read_json
+from ..request_body import decode_json, read_body, read_json
 from ..runtime import Runtime
+from .hot import Reply
 from .models import (
     Forget,
     PatchMemory,
@@ -36,8 +40,10 @@ TRACE_HEADER_ALIAS = "x-bella-trace-id"  # for clients written against the seed 
 # No API keys yet: every caller on loopback is the one local agent.
 LOCAL = Actor(agent_id="local", protocol="rest")
 
+T = TypeVar("T")
 
-def memory_routes(runtime: Runtime) -> APIRouter:
+
+def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
     router = APIRouter()
     core = runtime.core
     limit = runtime.settings.max_body_bytes
@@ -49,21 +55,8 @@ def memory_routes(runtime: Runtime) -> APIRouter:
         return JSONResponse(chain_json(chain))
 
     @router.post("/memories")
-    async def write_memories(request: Request) -> JSONResponse:
-        body = await read_json(request, WriteMemories, max_bytes=limit)
-        items = [
-            NewMemory(
-                content=m.content,
-                is_static=m.is_static,
-                metadata=dict(m.metadata) if m.metadata is not None else None,
-                observed_at=parse_observed_at(m.observed_at),
-            )
-            for m in body.memories
-        ]
-        outcomes = await run_in_threadpool(core.writes.write, body.container_tag, items, LOCAL)
-        return JSONResponse(
-            {"containerTag": body.container_tag, "memories": [_outcome(o) for o in outcomes]}
-        )
+    async def write_memories(request: Request) -> Response:
+        return reply_response(await hot.write_memories(await read_body(request, max_bytes=limit)))
 
     @router.get("/memories")
     def list_memories(
@@ -197,8 +190,43 @@ def memory_routes(runtime: Runtime) -> APIRouter:
         return get_profile(body.container_tag)
 
     @router.post("/search")
-    async def search(request: Request) -> JSONResponse:
-        body = await read_json(request, Search, max_bytes=limit)
+    async def search(request: Request) -> Response:
+        return reply_response(await hot.search(await read_body(request, max_bytes=limit)))
+
+    return router
+
+
+class HotEndpoints:
+    """``POST /memories`` and ``POST /search``, from body bytes to a reply: served by the hot
+    path (``hot.py``) and by the framework's routes alike. The work runs on ``executor``'s
+    threads: a write waits there for its durable append."""
+
+    def __init__(self, runtime: Runtime, executor: Executor) -> None:
+        self._core = runtime.core
+        self._executor = executor
+
+    async def _offload(self, work: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, work)
+
+    async def write_memories(self, raw: bytes) -> Reply:
+        body = decode_json(raw, WriteMemories)
+        items = [
+            NewMemory(
+                content=m.content,
+                is_static=m.is_static,
+                metadata=dict(m.metadata) if m.metadata is not None else None,
+                observed_at=parse_observed_at(m.observed_at),
+            )
+            for m in body.memories
+        ]
+        writes = self._core.writes
+        outcomes = await self._offload(lambda: writes.write(body.container_tag, items, LOCAL))
+        return Reply(
+            {"containerTag": body.container_tag, "memories": [_outcome(o) for o in outcomes]}
+        )
+
+    async def search(self, raw: bytes) -> Reply:
+        body = decode_json(raw, Search)
         recall = RecallRequest(
             mode=body.search_mode,
             q=body.q,
@@ -209,7 +237,8 @@ def memory_routes(runtime: Runtime) -> APIRouter:
             as_of=parse_as_of(body.as_of),
             include_forgotten=body.include_forgotten,
         )
-        result = await run_in_threadpool(
+        core = self._core
+        result = await self._offload(
             # The answer does not wait for the trace's commit (it is group-committed behind
             # it); /inspect waits for it. See docs/recall.md.
             lambda: core.recall.search(recall, origin="rest", actor=LOCAL, durable=False)
@@ -226,13 +255,19 @@ def memory_routes(runtime: Runtime) -> APIRouter:
             }
             for hit in result.hits
         ]
-        headers = {TRACE_HEADER: result.trace_id, TRACE_HEADER_ALIAS: result.trace_id}
-        return JSONResponse(
+        return Reply(
             {"results": results, "traceId": result.trace_id, "searchMode": body.search_mode},
-            headers=headers,
+            headers={TRACE_HEADER: result.trace_id, TRACE_HEADER_ALIAS: result.trace_id},
         )
 
-    return router
+
+def reply_response(reply: Reply) -> Response:
+    return Response(
+        reply.encoded(),
+        status_code=reply.status,
+        media_type="application/json",
+        headers=dict(reply.headers),
+    )
 
 
 def _outcome(outcome: WriteOutcome) -> dict[str, object]:
