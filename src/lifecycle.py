@@ -170,6 +170,50 @@ class _Heads:
         return head, similarity
 
 
+class SubmittedGroups:
+    """Writes decided and submitted by ``Lifecycle.submit_groups``, not yet durable."""
+
+    def __init__(
+        self,
+        results: list[list[WriteOutcome] | Exception],
+        *,
+        sync_to: Callable[[int], object],
+        land: Callable[[str, object], None],
+    ) -> None:
+        self._results = results
+        self._sync_to = sync_to
+        self._land = land
+        # (group, container, in-flight token, the append, the outcomes without their seqs)
+        self.decided: list[tuple[int, str, object, Future[Appended], list[WriteOutcome]]] = []
+
+    def finish(self) -> list[list[WriteOutcome] | Exception]:
+        """Wait until the appends are durable and applied; each group's outcomes or error."""
+        results = self._results
+        try:
+            last = 0
+            for n, _, _, future, outcomes in self.decided:
+                try:
+                    seqs = future.result().seqs
+                except Exception as exc:
+                    results[n] = exc
+                    continue
+                last = max(last, seqs[-1])
+                results[n] = [
+                    msgspec.structs.replace(o, seq=seq)
+                    for o, seq in zip(outcomes, seqs, strict=True)
+                ]
+            if last:
+                self._sync_to(last)
+        finally:
+            self.abandon()
+        return results
+
+    def abandon(self) -> None:
+        """Drop the in-flight heads (after ``finish``, or when it will never run)."""
+        for _, container_tag, token, _, _ in self.decided:
+            self._land(container_tag, token)
+
+
 class Lifecycle:
     def __init__(
         self,
@@ -222,12 +266,20 @@ class Lifecycle:
         Each group gets its outcomes or the error that stopped it alone; a group that failed
         did not stop the others (a failed embedding pass, before anything is decided, raises).
         """
+        return self.submit_groups(groups, actor).finish()
+
+    def submit_groups(
+        self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
+    ) -> SubmittedGroups:
+        """The first half of ``write_groups``: embed, decide and submit the appends. The
+        writes are in flight when this returns: later decisions see their heads, so the next
+        batch can be decided while this one is made durable and applied (``finish``)."""
         texts = [item.content for _, items in groups for item in items]
         results: list[list[WriteOutcome] | Exception] = [[] for _ in groups]
+        submitted = SubmittedGroups(results, sync_to=self._runner.sync_to, land=self._land)
         if not texts:
-            return results
+            return submitted
         vectors = self._embedder.embed(texts)
-        decided: list[tuple[int, str, object, Future[Appended], list[WriteOutcome]]] = []
         start = 0
         try:
             for n, (container_tag, items) in enumerate(groups):
@@ -236,29 +288,15 @@ class Lifecycle:
                 if not items:
                     continue
                 try:
-                    decided.append(
+                    submitted.decided.append(
                         (n, container_tag, *self._submit(container_tag, items, chunk, actor))
                     )
                 except Exception as exc:
                     results[n] = exc
-            last = 0
-            for n, _, _, future, outcomes in decided:
-                try:
-                    seqs = future.result().seqs
-                except Exception as exc:
-                    results[n] = exc
-                    continue
-                last = max(last, seqs[-1])
-                results[n] = [
-                    msgspec.structs.replace(o, seq=seq)
-                    for o, seq in zip(outcomes, seqs, strict=True)
-                ]
-            if last:
-                self._runner.sync_to(last)
-        finally:
-            for _, container_tag, token, _, _ in decided:
-                self._land(container_tag, token)
-        return results
+        except BaseException:
+            submitted.abandon()
+            raise
+        return submitted
 
     def _submit(
         self,

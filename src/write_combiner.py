@@ -2,10 +2,11 @@
 
 Eight clients each writing one memory used to make eight lifecycle calls: eight embedding
 calls, eight decision passes, eight appends and eight projection syncs, serialised by the
-GIL. Requests that arrive while another batch is being written wait and are then written
-together (``Lifecycle.write_groups``): one embedding pass, the decisions of each container
+GIL. Requests that arrive while another batch is being decided wait and are then written
+together (``Lifecycle.submit_groups``): one embedding pass, the decisions of each container
 under its own lock, appends that share group commits, one sync. A lone request is written at
-once, by its own thread.
+once, by its own thread. A batch hands the lead on once submitted, so the next one is decided
+while it is made durable and applied.
 
 Within a container the requests are decided in arrival order, exactly as if written one after
 the other. If a container's part fails with a client error (4xx), each of its requests is
@@ -15,8 +16,9 @@ written alone, so only the request at fault gets the error.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from functools import partial
 from typing import Protocol
 
 from .errors import MnemologError
@@ -26,14 +28,18 @@ from .lifecycle import NewMemory, WriteOutcome
 MAX_ITEMS = 512  # memories in one combined batch
 
 
+class Submitted(Protocol):
+    def finish(self) -> list[list[WriteOutcome] | Exception]: ...
+
+
 class Writes(Protocol):
     def write(
         self, container_tag: str, items: Sequence[NewMemory], actor: Actor
     ) -> list[WriteOutcome]: ...
 
-    def write_groups(
+    def submit_groups(
         self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
-    ) -> list[list[WriteOutcome] | Exception]: ...
+    ) -> Submitted: ...
 
 
 class _Request:
@@ -77,11 +83,17 @@ class WriteCombiner:
         return request.done.result()
 
     def _lead(self, key: Actor) -> None:
-        """Write what waits (this thread's request among it), then hand the lead on."""
+        """Decide and submit what waits (this thread's request among it), hand the lead on,
+        then wait for those writes to be durable and applied.
+
+        The lead passes as soon as the batch is submitted: the next batch is embedded and
+        decided (seeing this one's heads in flight) while this one is committed and applied,
+        so the stages of consecutive batches overlap instead of running one after the other.
+        """
         with self._lock:
             batch = self._take(key)
         try:
-            self._write(key, batch)
+            finish = self._submit(key, batch)
         finally:
             with self._lock:
                 waiting = self._waiting.get(key)
@@ -91,6 +103,9 @@ class WriteCombiner:
                 else:
                     self._waiting.pop(key, None)
                     self._writing.discard(key)
+        try:
+            finish()
+        finally:
             for request in batch:
                 request.wake.set()
 
@@ -104,7 +119,8 @@ class WriteCombiner:
             count += len(request.items)
         return batch
 
-    def _write(self, actor: Actor, batch: list[_Request]) -> None:
+    def _submit(self, actor: Actor, batch: list[_Request]) -> Callable[[], None]:
+        """Submit ``batch`` as one lifecycle call; what completes it (answers every request)."""
         by_container: dict[str, list[_Request]] = {}
         for request in batch:
             by_container.setdefault(request.container_tag, []).append(request)
@@ -113,16 +129,30 @@ class WriteCombiner:
             for tag, requests in by_container.items()
         ]
         try:
-            results = self._lifecycle.write_groups(groups, actor)
+            submitted = self._lifecycle.submit_groups(groups, actor)
         except BaseException as exc:  # the embedding pass failed: nothing was written
-            if isinstance(exc, MnemologError) and exc.status < 500 and len(batch) > 1:
-                for request in batch:
-                    self._alone(actor, request)
-                return
+            return partial(self._failed, actor, batch, exc)
+        return partial(self._answer, actor, list(by_container.values()), submitted)
+
+    def _failed(self, actor: Actor, batch: list[_Request], exc: BaseException) -> None:
+        if isinstance(exc, MnemologError) and exc.status < 500 and len(batch) > 1:
             for request in batch:
-                request.done.set_exception(exc)
+                self._alone(actor, request)
             return
-        for requests, result in zip(by_container.values(), results, strict=True):
+        for request in batch:
+            request.done.set_exception(exc)
+
+    def _answer(
+        self, actor: Actor, by_container: list[list[_Request]], submitted: Submitted
+    ) -> None:
+        try:
+            results = submitted.finish()
+        except BaseException as exc:
+            for requests in by_container:
+                for request in requests:
+                    request.done.set_exception(exc)
+            return
+        for requests, result in zip(by_container, results, strict=True):
             if isinstance(result, list):
                 start = 0
                 for request in requests:

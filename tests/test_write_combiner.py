@@ -13,7 +13,7 @@ from mnemolog.eventlog import Actor
 from mnemolog.lifecycle import NewMemory, WriteOutcome
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
-from mnemolog.write_combiner import WriteCombiner, Writes
+from mnemolog.write_combiner import Submitted, WriteCombiner, Writes
 
 ACTOR = Actor(agent_id="agent-combined", protocol="rest")
 PETS = ["cat", "parrot", "tortoise", "ferret", "goldfish", "hamster", "iguana", "rabbit"]
@@ -33,14 +33,14 @@ class Held:
     ) -> list[WriteOutcome]:
         return self.inner.write(container_tag, items, actor)
 
-    def write_groups(
+    def submit_groups(
         self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
-    ) -> list[list[WriteOutcome] | Exception]:
+    ) -> Submitted:
         self.calls.append(sum(len(items) for _, items in groups))
         if len(self.calls) == 1:
             self.entered.set()
             assert self.release.wait(30)
-        return self.inner.write_groups(groups, actor)
+        return self.inner.submit_groups(groups, actor)
 
 
 @pytest.fixture
@@ -101,14 +101,14 @@ class Refusing:
     def write(
         self, container_tag: str, items: Sequence[NewMemory], actor: Actor
     ) -> list[WriteOutcome]:
-        (result,) = self.write_groups([(container_tag, items)], actor)
+        (result,) = self.submit_groups([(container_tag, items)], actor).finish()
         if isinstance(result, Exception):
             raise result
         return result
 
-    def write_groups(
+    def submit_groups(
         self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
-    ) -> list[list[WriteOutcome] | Exception]:
+    ) -> Done:
         out: list[list[WriteOutcome] | Exception] = []
         for tag, items in groups:
             self.calls.append([f"{tag}:{i.content}" for i in items])
@@ -123,7 +123,17 @@ class Refusing:
                     for i in items
                 ]
             )
-        return out
+        return Done(out)
+
+
+class Done:
+    """Writes already complete: ``finish`` only hands back their results."""
+
+    def __init__(self, results: list[list[WriteOutcome] | Exception]) -> None:
+        self.results = results
+
+    def finish(self) -> list[list[WriteOutcome] | Exception]:
+        return self.results
 
 
 def test_a_refused_request_fails_alone() -> None:
@@ -155,3 +165,68 @@ def test_writes_to_several_containers_land_each_in_its_own(runtime: Runtime) -> 
         assert isinstance(result, list)
         latest = runtime.core.memories.latest(result[0].memory_id)
         assert latest is not None and (latest.container_tag, latest.content) == (tag, text)
+
+
+class Overlapping:
+    """The first batch's ``finish`` completes only once a second batch has been submitted."""
+
+    def __init__(self) -> None:
+        self.submitted: list[list[str]] = []
+        self.second = threading.Event()
+
+    def write(
+        self, container_tag: str, items: Sequence[NewMemory], actor: Actor
+    ) -> list[WriteOutcome]:
+        raise AssertionError("no request is refused here")
+
+    def submit_groups(
+        self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
+    ) -> Submitted:
+        self.submitted.append([i.content for _, items in groups for i in items])
+        first = len(self.submitted) == 1
+        if not first:
+            self.second.set()
+        results: list[list[WriteOutcome] | Exception] = [
+            [
+                WriteOutcome(
+                    memory_id=f"mem_{i.content}", version_id="v", version=1, status="created"
+                )
+                for i in items
+            ]
+            for _, items in groups
+        ]
+        return Blocking(results, self.second if first else None)
+
+
+class Blocking(Done):
+    def __init__(
+        self, results: list[list[WriteOutcome] | Exception], wait_for: threading.Event | None
+    ) -> None:
+        super().__init__(results)
+        self.wait_for = wait_for
+
+    def finish(self) -> list[list[WriteOutcome] | Exception]:
+        if self.wait_for is not None:
+            assert self.wait_for.wait(30), "the next batch was not submitted meanwhile"
+        return self.results
+
+
+def test_the_next_batch_is_submitted_while_the_first_is_made_durable() -> None:
+    overlapping = Overlapping()
+    combiner = WriteCombiner(overlapping)
+    answers: dict[str, list[WriteOutcome]] = {}
+
+    def one(text: str) -> None:
+        answers[text] = combiner.write("c", [NewMemory(content=text)], ACTOR)
+
+    first = threading.Thread(target=one, args=("first",))
+    first.start()
+    while not overlapping.submitted:  # the first batch is submitted, its finish now waits
+        threading.Event().wait(0.001)
+    second = threading.Thread(target=one, args=("second",))
+    second.start()
+    first.join(35)
+    second.join(35)
+    assert overlapping.submitted == [["first"], ["second"]]
+    assert [o.memory_id for o in answers["first"]] == ["mem_first"]
+    assert [o.memory_id for o in answers["second"]] == ["mem_second"]
