@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 RECIPE = "mnemolog-static/1"  # bump when anything in distill.py changes the vectors
 STATIC_NAME = f"{QUALITY_NAME}-static{PCA_DIMS}"
 STATIC_MAX_TOKENS = 512
+SERIAL_TOKENIZE_MAX = 8  # up to this many texts are tokenized on the calling thread
 MANIFEST = "manifest.json"
 _STALE_BUILD_SECONDS = 3600
 
@@ -96,26 +97,51 @@ class StaticEmbedder:
         # A text with no known token (empty, or only unknown characters) gets the vector of
         # the empty text, as the quality tier does, never a zero row.
         self._empty = empty / norm
+        # Truncation as model2vec applies it: the tokenizer stops at ``max_length`` tokens and
+        # the text is first cut to that many times the median token length in characters.
+        model.tokenizer.enable_truncation(model.max_length)
+        self._max_chars = model.max_length * model.median_token_length
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Unit float32 vectors, shape ``(len(texts), 256)``."""
         check_texts(texts)
         if len(texts) == 0:
             return np.zeros((0, PCA_DIMS), dtype=np.float32)
-        raw = self.model.encode(
-            list(texts),
-            normalize=False,
-            batch_size=1024,
-            show_progress_bar=False,
-            use_multiprocessing=False,
-        )
-        vectors = np.asarray(raw, dtype=np.float32).reshape(len(texts), PCA_DIMS)
+        vectors = self._means(texts)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         blank = norms[:, 0] <= 1e-12
         out: npt.NDArray[np.float32] = (vectors / np.where(blank[:, None], 1.0, norms)).astype(
             np.float32
         )
         out[blank] = self._empty
+        return out
+
+    def _means(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """The mean token vector of each text, computed exactly as ``StaticModel.encode``
+        does (same truncation, unknown tokens dropped, texts of equal token count averaged
+        together), so that a vector never depends on which of the two made it.
+
+        Called directly because ``encode`` re-configures the shared tokenizer and builds a
+        progress bar on every call, and always tokenizes on the tokenizer's thread pool: for
+        the one text of a search, waking that pool cost several times the tokenizing.
+        """
+        model = self.model
+        cut = [text[: self._max_chars] for text in texts]
+        tokenizer = model.tokenizer
+        if len(cut) <= SERIAL_TOKENIZE_MAX:
+            encodings = [tokenizer.encode(text, add_special_tokens=False) for text in cut]
+        else:
+            encodings = tokenizer.encode_batch_fast(cut, add_special_tokens=False)
+        unknown = model.unk_token_id
+        ids = [[i for i in e.ids if i != unknown] for e in encodings]
+        out = np.zeros((len(ids), PCA_DIMS), dtype=np.float32)
+        by_length: dict[int, list[int]] = {}
+        for row, token_ids in enumerate(ids):
+            if token_ids:
+                by_length.setdefault(len(token_ids), []).append(row)
+        for rows in by_length.values():
+            matrix = np.array([ids[row] for row in rows], dtype=np.int64)
+            out[rows] = model.embedding[matrix].mean(axis=1)
         return out
 
 

@@ -58,6 +58,30 @@ def test_batch_equals_one_by_one(static: StaticEmbedder) -> None:
     assert np.max(np.abs(static.embed(texts) - single)) < 1e-5
 
 
+def test_vectors_equal_model2vec_encode_bit_for_bit(static: StaticEmbedder) -> None:
+    """The embedder means token vectors itself; model2vec's own ``encode`` must agree exactly,
+    on the single-text path and the batched one, for texts long enough to be truncated."""
+    texts = [
+        "John prefers dark mode",
+        "",
+        "%%%",
+        "北京 and Zürich",
+        "a " * 2000,
+        "tokens " * 700,
+        *[f"memory {n}: Anna moved to Lisbon in {1990 + n}" for n in range(20)],
+    ]
+    raw = static.model.encode(
+        texts, normalize=False, show_progress_bar=False, use_multiprocessing=False
+    )
+    norms = np.linalg.norm(raw, axis=1, keepdims=True)
+    blank = norms[:, 0] <= 1e-12
+    expected = (raw / np.where(blank[:, None], 1.0, norms)).astype(np.float32)
+    expected[blank] = static.embed([""])[0]
+    assert np.array_equal(static.embed(texts), expected)  # batched tokenizing
+    one_by_one = np.stack([static.embed([t])[0] for t in texts])  # tokenized on this thread
+    assert np.array_equal(one_by_one, expected)
+
+
 def test_embedders_can_be_shared_between_threads(
     static: StaticEmbedder, quality: QualityEmbedder
 ) -> None:
