@@ -18,7 +18,7 @@ from .projections.indexes import VectorProjection
 from .projections.memories import MemoryProjection
 from .projections.readmodels import ReadModels
 from .projections.runner import ProjectionRunner
-from .recall import Recall
+from .recall import Recall, live_scope
 from .replay.snapshots import Snapshots
 from .replay.world import clear_stale, scratch_root
 from .settings import Settings
@@ -40,7 +40,9 @@ class _LiveNearest:
         live = self._memories.live_rows(container_tag)
         if not live:
             return [[] for _ in range(len(vectors))]
-        return self._vectors.index.search_many(vectors, k, allowed=live)
+        return self._vectors.index.search_many(
+            vectors, k, allowed=live, scope=live_scope(container_tag)
+        )
 
 
 class Core:

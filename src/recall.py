@@ -14,7 +14,7 @@ import hashlib
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future
 from typing import Literal
@@ -233,9 +233,9 @@ class Recall:
     def _memories_ranked(
         self, request: RecallRequest, query: npt.NDArray[np.float32], lap: Callable[[str], None]
     ) -> _Ranked:
-        allowed = self._allowed(request)
+        allowed, scope = self._allowed(request)
         by_vector, by_text = _candidates(
-            self._vectors, self._fulltext, request, query, allowed, lap, "memory"
+            self._vectors, self._fulltext, request, query, allowed, lap, "memory", scope
         )
         rows = self._memories.by_row_ids(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
         # Age is measured from the newest candidate (or asOf), not from today: an imported
@@ -256,7 +256,10 @@ class Recall:
         if diversify:
             # MMR is quadratic: reorder only the head the answer can draw from.
             head = max(3 * request.limit, 20)
-            order = self._mmr(order[:head], {f.label: f.score for f in fused}) + order[head:]
+            placed = self._mmr(
+                order[:head], {f.label: f.score for f in fused}, request.limit, _agreed(fused)
+            )
+            order = placed + order[len(placed) :]
         if request.recency:
             order = _newer_above_older_among_agreed(order, fused, rows)
         by_label = {f.label: f for f in fused}
@@ -268,24 +271,32 @@ class Recall:
             ],
         )
 
-    def _allowed(self, request: RecallRequest) -> AbstractSet[int]:
-        """The versions a search may return: latest (or valid at ``as_of``), live, in scope."""
+    def _allowed(self, request: RecallRequest) -> tuple[AbstractSet[int], Hashable | None]:
+        """The versions a search may return: latest (or valid at ``as_of``), live, in scope;
+        and the name of that set when it is a container's live versions, which recur."""
         if request.as_of is None and not request.include_forgotten and request.container_tag:
-            return self._memories.live_rows(request.container_tag)
-        return self._memories.visible_rows(
+            tag = request.container_tag
+            return self._memories.live_rows(tag), live_scope(tag)
+        visible = self._memories.visible_rows(
             container_tag=request.container_tag,
             as_of=request.as_of,
             include_forgotten=request.include_forgotten,
         )
+        return visible, None
 
-    def _mmr(self, ranked: list[int], score: dict[int, float]) -> list[int]:
+    def _mmr(
+        self, ranked: list[int], score: dict[int, float], needed: int, keep: AbstractSet[int]
+    ) -> list[int]:
         """Maximal marginal relevance: reorder so near-duplicates do not crowd the top.
 
         It only reorders: relevance is the fused score (scaled to the best one), redundancy
-        the highest cosine to a memory already placed.
+        the highest cosine to a memory already placed. Placing stops once ``needed`` are placed
+        and so is every label of ``keep`` among ``ranked``: what follows (the caller keeps it in
+        its fused order) can no longer reach the answer.
         """
         if len(ranked) < 3:
             return ranked
+        unplaced = set(keep) & set(ranked)
         stored = dict(self._memories.vectors_of(ranked))
         vectors = [from_bytes(stored[r]) if r in stored else None for r in ranked]
         width = next((v.shape[0] for v in vectors if v is not None), 1)
@@ -300,10 +311,13 @@ class Recall:
         placed = np.zeros(len(ranked), dtype=bool)
         chosen: list[int] = []
         for _ in ranked:
+            if len(chosen) >= needed and not unplaced:
+                break
             value = MMR_LAMBDA * relevance - (1.0 - MMR_LAMBDA) * redundancy
             value[placed] = -np.inf
             best = int(np.argmax(value))  # the first of equals: the better-ranked one
             chosen.append(ranked[best])
+            unplaced.discard(ranked[best])
             placed[best] = True
             np.maximum(redundancy, cosines[best], out=redundancy)
         return chosen
@@ -317,7 +331,14 @@ class Recall:
         and recency do not apply to them."""
         allowed = self._documents.live_labels(request.container_tag)
         by_vector, by_text = _candidates(
-            self._document_vectors, self._document_fulltext, request, query, allowed, lap, "doc"
+            self._document_vectors,
+            self._document_fulltext,
+            request,
+            query,
+            allowed,
+            lap,
+            "doc",
+            live_scope(request.container_tag),
         )
         chunks = self._documents.chunks(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
         fused = _fuse(by_vector, by_text, list(chunks), lambda _: 1.0)
@@ -354,6 +375,11 @@ class _Fused(msgspec.Struct, kw_only=True):
         )
 
 
+def live_scope(container_tag: str | None) -> Hashable:
+    """The scope name of a container's live entries (every container's, for ``None``)."""
+    return ("live", container_tag)
+
+
 def _candidates(
     vectors: VectorProjection,
     fulltext: FullTextProjection,
@@ -362,9 +388,12 @@ def _candidates(
     allowed: AbstractSet[int],
     lap: Callable[[str], None],
     stage: str,
+    scope: Hashable | None,
 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    """Vector and BM25 candidates among ``allowed``; ``scope`` names the set ``allowed`` is
+    (see ``VectorIndex.search``), if it is one that recurs."""
     pool = max(POOL, request.limit * 5)
-    by_vector = vectors.index.search(query, pool, allowed=allowed) if allowed else []
+    by_vector = vectors.index.search(query, pool, allowed=allowed, scope=scope) if allowed else []
     lap(f"{stage}_vector")
     # The full-text index holds every version (superseded and forgotten ones too) and filters
     # only by container: ask for twice the pool so that filtering to the allowed versions
@@ -408,6 +437,18 @@ def _fuse(
     return fused
 
 
+def _agreed(fused: Sequence[_Fused]) -> set[int]:
+    """The candidates both indexes rank in their top ``AGREED_RANKS``."""
+    return {
+        f.label
+        for f in fused
+        if f.vector_rank is not None
+        and f.vector_rank <= AGREED_RANKS
+        and f.bm25_rank is not None
+        and f.bm25_rank <= AGREED_RANKS
+    }
+
+
 def _newer_above_older_among_agreed(
     order: list[int], fused: Sequence[_Fused], rows: Mapping[int, VersionRow]
 ) -> list[int]:
@@ -420,14 +461,7 @@ def _newer_above_older_among_agreed(
     day (one conversation) keep their order by relevance. These candidates sit at the very top
     of the fused list, so what is in the top five rarely changes.
     """
-    agreed = {
-        f.label
-        for f in fused
-        if f.vector_rank is not None
-        and f.vector_rank <= AGREED_RANKS
-        and f.bm25_rank is not None
-        and f.bm25_rank <= AGREED_RANKS
-    }
+    agreed = _agreed(fused)
     if len(agreed) < 2:
         return order
     reordered = list(order)

@@ -33,7 +33,7 @@ import hashlib
 import heapq
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..fsync import fsync_path, write_durably
+from .vector_scopes import Scopes
 
 __all__ = ["VectorIndex"]
 
@@ -82,6 +83,7 @@ class _Mirror:
         # seqs do); a scan then finds rows by binary search instead of a dict per label.
         self.ascending = True
         self.top = -1  # the largest label stored
+        self.generation = 0  # moves when a stored row is overwritten: scope copies are void
 
     def put(self, ids: Sequence[int], unit: NDArray[np.float32], *, keep: bool = False) -> None:
         """Store rows for ``ids``; a label already present is overwritten unless ``keep``."""
@@ -97,6 +99,8 @@ class _Mirror:
                 self.row_of[label] = row
             elif keep:
                 continue
+            else:
+                self.generation += 1
             rows.append(row)
             fresh.append(i)
         needed = len(self.row_of)
@@ -118,34 +122,14 @@ class _Mirror:
         rows = self._rows(labels)
         if rows.size == 0:
             return []
-        similarities = np.einsum("ij,j->i", self.matrix[rows], query)
-        if rows.size > k:
-            top = np.argpartition(-similarities, k - 1)[:k]
-            rows, similarities = rows[top], similarities[top]
-        found = sorted(
-            zip(similarities.tolist(), self.labels[rows].tolist(), strict=True),
-            key=lambda hit: (-hit[0], hit[1]),
-        )
-        return [(int(label), _clamp(similarity)) for similarity, label in found]
+        return top_k(np.einsum("ij,j->i", self.matrix[rows], query), self.labels[rows], k)
 
     def scan_many(
         self, queries: NDArray[np.float32], k: int, labels: Sequence[int]
     ) -> list[list[tuple[int, float]]]:
         """``scan`` for several unit queries at once: one matrix product."""
         rows = self._rows(labels)
-        if rows.size == 0:
-            return [[] for _ in range(queries.shape[0])]
-        candidates = self.matrix[rows]
-        similarities = queries @ candidates.T
-        found: list[list[tuple[int, float]]] = []
-        for scores in similarities:
-            top = np.argpartition(-scores, k - 1)[:k] if rows.size > k else np.arange(rows.size)
-            hits = sorted(
-                zip(scores[top].tolist(), self.labels[rows[top]].tolist(), strict=True),
-                key=lambda hit: (-hit[0], hit[1]),
-            )
-            found.append([(int(label), _clamp(similarity)) for similarity, label in hits])
-        return found
+        return top_k_many(queries, self.matrix[rows], self.labels[rows], k)
 
     def _rows(self, labels: Sequence[int]) -> NDArray[np.int64]:
         """The rows of those ``labels`` that are stored."""
@@ -170,6 +154,32 @@ class _Mirror:
         self.labels[:count] = self.labels[order]
         self.row_of = {int(label): row for row, label in enumerate(self.labels[:count].tolist())}
         self.ascending = True
+
+
+def top_k(
+    similarities: NDArray[np.float32], labels: NDArray[np.int64], k: int
+) -> list[tuple[int, float]]:
+    """The ``k`` best ``(label, similarity)``, best first, equal similarities by label: the
+    order rows were scanned in never shows."""
+    if labels.size == 0:
+        return []
+    if labels.size > k:
+        top = np.argpartition(-similarities, k - 1)[:k]
+        similarities, labels = similarities[top], labels[top]
+    found = sorted(
+        zip(similarities.tolist(), labels.tolist(), strict=True),
+        key=lambda hit: (-hit[0], hit[1]),
+    )
+    return [(int(label), _clamp(similarity)) for similarity, label in found]
+
+
+def top_k_many(
+    queries: NDArray[np.float32], candidates: NDArray[np.float32], labels: NDArray[np.int64], k: int
+) -> list[list[tuple[int, float]]]:
+    """``top_k`` of each unit query against the rows of ``candidates``: one matrix product."""
+    if labels.size == 0:
+        return [[] for _ in range(queries.shape[0])]
+    return [top_k(scores, labels, k) for scores in queries @ candidates.T]
 
 
 def _unit(data: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -248,6 +258,7 @@ class VectorIndex:
         self._writer = threading.Lock()  # one writer at a time; taken before ``_lock``
         self._hnsw = self._empty(MIN_CAPACITY)
         self._mirror = _Mirror(dim)
+        self._scopes = Scopes(dim)
         self._deleted: set[int] = set()
 
     # -- reading -------------------------------------------------------------------------------
@@ -263,6 +274,7 @@ class VectorIndex:
         k: int,
         *,
         allowed: Allowed | None = None,
+        scope: Hashable | None = None,
     ) -> list[tuple[int, float]]:
         """The ``k`` nearest live labels as ``(label, cosine similarity)``, best first.
 
@@ -270,7 +282,8 @@ class VectorIndex:
         restricts the result to the labels it holds (a set) or accepts (a predicate); when
         fewer than ``k`` labels pass it, all of them are returned (found by an exact scan). A
         set of at most ``EXACT_SCAN_MAX`` labels is scanned exactly. A zero query vector has
-        no direction and matches nothing.
+        no direction and matches nothing. ``scope`` names a set ``allowed`` recurs as (a
+        container's live versions): its rows are then kept together between searches.
         """
         query = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
         if query.shape != (self.dim,):
@@ -287,10 +300,13 @@ class VectorIndex:
             if isinstance(allowed, AbstractSet):
                 if self._mirror.ready and len(allowed) <= EXACT_SCAN_MAX:
                     unit = query / np.sqrt(np.einsum("i,i->", query, query))
+                    if scope is not None:
+                        labels, rows = self._scope_rows(scope, allowed)
+                        return top_k(np.einsum("ij,j->i", rows, unit), labels, want)
                     # A copy made in one C call: callers may pass a live set that another
                     # thread extends, and iterating it in Python could see it change size.
-                    scope = list(allowed - self._deleted if self._deleted else allowed)
-                    return self._mirror.scan(unit, want, scope)
+                    listed = list(allowed - self._deleted if self._deleted else allowed)
+                    return self._mirror.scan(unit, want, listed)
                 allowed = allowed.__contains__
             # ef is the size of the candidate list; hnswlib needs ef >= k, and recall needs slack.
             self._hnsw.set_ef(max(self.ef_search, 2 * want))
@@ -308,7 +324,12 @@ class VectorIndex:
         ]
 
     def search_many(
-        self, vectors: NDArray[np.floating], k: int, *, allowed: AbstractSet[int]
+        self,
+        vectors: NDArray[np.floating],
+        k: int,
+        *,
+        allowed: AbstractSet[int],
+        scope: Hashable | None = None,
     ) -> list[list[tuple[int, float]]]:
         """``search`` for each row of ``vectors`` within ``allowed``; a small set is scanned
         exactly for all of them in one matrix product."""
@@ -324,9 +345,22 @@ class VectorIndex:
                 and np.isfinite(queries).all()
                 and norms.all()
             ):
-                scope = list(allowed - self._deleted if self._deleted else allowed)
-                return self._mirror.scan_many(queries / norms.reshape(-1, 1), k, scope)
-        return [self.search(query, k, allowed=allowed) for query in queries]
+                units = queries / norms.reshape(-1, 1)
+                if scope is not None:
+                    labels, rows = self._scope_rows(scope, allowed)
+                    return top_k_many(units, rows, labels, k)
+                listed = list(allowed - self._deleted if self._deleted else allowed)
+                return self._mirror.scan_many(units, k, listed)
+        return [self.search(query, k, allowed=allowed, scope=scope) for query in queries]
+
+    def _scope_rows(
+        self, scope: Hashable, allowed: AbstractSet[int]
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """The labels and unit vectors of ``allowed`` (live ones), kept as ``scope``; caller
+        holds ``_lock``. The set difference is one C call: see ``search`` on live sets."""
+        wanted = allowed - self._deleted if self._deleted else frozenset(allowed)
+        mirror = self._mirror
+        return self._scopes.rows(scope, wanted, mirror.row_of, mirror.matrix, mirror.generation)
 
     def _exact(
         self, query: NDArray[np.float32], k: int, allowed: Callable[[int], bool] | None
@@ -427,6 +461,7 @@ class VectorIndex:
             with self._lock:
                 self._hnsw = fresh
                 self._mirror = mirror
+                self._scopes.clear()
                 self._deleted = set()
 
     def save(self, last_seq: int) -> None:
