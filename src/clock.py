@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import overload
 
 from .errors import InvalidInput
@@ -44,6 +45,13 @@ def iso(ns: int | None) -> str | None:
     """UTC nanoseconds as ISO 8601 with microseconds and ``Z``."""
     if ns is None:
         return None
+    return _iso(ns)
+
+
+@lru_cache(maxsize=1 << 16)
+def _iso(ns: int) -> str:
+    # Cached: answers show the same few instants again and again (a version's validFrom is
+    # also its createdAt), and formatting one cost more than a search's scoring of it.
     moment = _EPOCH + timedelta(microseconds=ns // 1000)
     return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
