@@ -31,6 +31,7 @@ from .projections.fulltext import FullTextIndex
 from .projections.indexes import FullTextProjection, VectorProjection
 from .projections.memories import MemoryProjection, VersionRow
 from .projections.runner import ProjectionRunner
+from .projections.vectors import unit
 from .subjects import container_subject
 
 Origin = Literal["rest", "proxy", "mcp", "capture", "import"]
@@ -237,20 +238,23 @@ class Recall:
         by_vector, by_text = _candidates(
             self._vectors, self._fulltext, request, query, allowed, lap, "memory", scope
         )
-        rows = self._memories.by_row_ids(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
+        # Every candidate's version id and date (narrow, cheap to read); whole rows are read
+        # only for the versions served.
+        stamps = self._memories.stamps(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
+        observed = {row_id: observed_at for row_id, (_, observed_at) in stamps.items()}
         # Age is measured from the newest candidate (or asOf), not from today: an imported
         # history from years ago must still rank its newer statements first.
-        newest = max((row.observed_at for row in rows.values()), default=time.time_ns())
+        newest = max(observed.values(), default=time.time_ns())
         reference = request.as_of if request.as_of is not None else newest
 
         def weight(row_id: int) -> float:
             if not request.recency:
                 return 1.0
-            age_days = max(0.0, (reference - rows[row_id].observed_at) / _NS_PER_DAY)
+            age_days = max(0.0, (reference - observed[row_id]) / _NS_PER_DAY)
             decay = float(0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS))
             return (1.0 - RECENCY_WEIGHT) + RECENCY_WEIGHT * decay
 
-        fused = _fuse(by_vector, by_text, [r for r in rows], weight)
+        fused = _fuse(by_vector, by_text, list(stamps), weight)
         diversify = request.diversify if request.diversify is not None else request.limit >= 5
         order = [f.label for f in fused if not f.below_floor]
         if diversify:
@@ -261,13 +265,16 @@ class Recall:
             )
             order = placed + order[len(placed) :]
         if request.recency:
-            order = _newer_above_older_among_agreed(order, fused, rows)
+            order = _newer_above_older_among_agreed(order, fused, observed)
         by_label = {f.label: f for f in fused}
+        served = order[: request.limit]
+        rows = self._memories.by_row_ids(served)
         return _Ranked(
-            candidates=[f.candidate(rows[f.label].version_id) for f in fused],
+            candidates=[f.candidate(stamps[f.label][0]) for f in fused],
             hits=[
                 Hit(row=rows[r], similarity=by_label[r].similarity or 0.0, score=by_label[r].score)
-                for r in order[: request.limit]
+                for r in served
+                if r in rows  # erased between the two reads
             ],
         )
 
@@ -297,13 +304,13 @@ class Recall:
         if len(ranked) < 3:
             return ranked
         unplaced = set(keep) & set(ranked)
-        stored = dict(self._memories.vectors_of(ranked))
-        vectors = [from_bytes(stored[r]) if r in stored else None for r in ranked]
-        width = next((v.shape[0] for v in vectors if v is not None), 1)
-        matrix = np.zeros((len(ranked), width), dtype=np.float32)  # zero: no vector, no overlap
-        for i, vector in enumerate(vectors):
-            if vector is not None:
-                matrix[i] = vector
+        matrix = self._vectors.index.unit_vectors(ranked)
+        if matrix is None:  # the index is still copying a loaded graph in: read the table
+            stored = dict(self._memories.vectors_of(ranked))
+            matrix = np.zeros((len(ranked), self._vectors.index.dim), dtype=np.float32)
+            for i, r in enumerate(ranked):
+                if r in stored:
+                    matrix[i] = unit(from_bytes(stored[r]).reshape(1, -1))[0]
         cosines = matrix @ matrix.T
         relevance = np.asarray([score[r] for r in ranked], dtype=np.float64)
         relevance /= relevance.max() or 1.0
@@ -450,7 +457,7 @@ def _agreed(fused: Sequence[_Fused]) -> set[int]:
 
 
 def _newer_above_older_among_agreed(
-    order: list[int], fused: Sequence[_Fused], rows: Mapping[int, VersionRow]
+    order: list[int], fused: Sequence[_Fused], observed: Mapping[int, int]
 ) -> list[int]:
     """Among the candidates both indexes rank in their top ``AGREED_RANKS``, each one moves just
     above the first of them placed higher that it is at least ``UPDATE_GAP_NS`` newer than.
@@ -467,10 +474,10 @@ def _newer_above_older_among_agreed(
     reordered = list(order)
     for label in [r for r in order if r in agreed]:
         at = reordered.index(label)
-        observed = rows[label].observed_at
+        when = observed[label]
         for place in range(at):
             other = reordered[place]
-            if other in agreed and observed - rows[other].observed_at >= UPDATE_GAP_NS:
+            if other in agreed and when - observed[other] >= UPDATE_GAP_NS:
                 reordered.insert(place, reordered.pop(at))
                 break
     return reordered

@@ -534,6 +534,19 @@ class MemoryProjection(SqliteProjection):
     def by_version_ids(self, version_ids: Sequence[str]) -> dict[str, VersionRow]:
         return {r.version_id: r for r in self._rows_where("v.version_id", version_ids)}
 
+    def stamps(self, row_ids: Sequence[int]) -> dict[int, tuple[str, int]]:
+        """``row_id -> (version_id, observed_at)`` of the versions that exist: what ranking
+        needs of every candidate, without reading whole rows."""
+        if not row_ids:
+            return {}
+        marks = ",".join("?" * len(row_ids))
+        with self._lock:
+            found = self._conn.execute(
+                f"SELECT row_id, version_id, observed_at FROM versions WHERE row_id IN ({marks})",
+                tuple(row_ids),
+            ).fetchall()
+        return {int(r): (str(v), int(o)) for r, v, o in found}
+
     def by_row_ids(self, row_ids: Sequence[int]) -> dict[int, VersionRow]:
         return {r.row_id: r for r in self._rows_where("v.row_id", row_ids)}
 
