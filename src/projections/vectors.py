@@ -33,8 +33,11 @@ import hashlib
 import heapq
 import os
 import threading
+import time
+from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import hnswlib
@@ -66,6 +69,12 @@ _HASH_BLOCK = 1 << 20
 # take ~1.5 ms); larger sets go through the graph with a filter.
 EXACT_SCAN_MAX = 20_000
 MIRROR_FILL_CHUNK = 4096  # rows copied out of a loaded graph per hold of the lock
+# Rows a background graph insert makes per hold of the lock (~5 ms): searches wait no longer.
+GRAPH_CHUNK = 32
+
+# One thread makes the queued graph inserts of every index, each index's in order: a single
+# inserting thread is what keeps builds deterministic.
+_GRAPH_WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-graph")
 
 # A set of labels (exact scan when small enough) or a predicate (always the graph).
 Allowed = AbstractSet[int] | Callable[[int], bool]
@@ -182,7 +191,8 @@ def top_k_many(
     return [top_k(scores, labels, k) for scores in queries @ candidates.T]
 
 
-def _unit(data: NDArray[np.float32]) -> NDArray[np.float32]:
+def unit(data: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Each row scaled to length 1, as the index stores it."""
     norms = np.sqrt(np.einsum("ij,ij->i", data, data)).reshape(-1, 1)
     return np.asarray(data / norms, dtype=np.float32)
 
@@ -260,13 +270,24 @@ class VectorIndex:
         self._mirror = _Mirror(dim)
         self._scopes = Scopes(dim)
         self._deleted: set[int] = set()
+        # Graph inserts not made yet, in the order they were asked for (see ``add``), and the
+        # labels they bring that the graph does not hold yet.
+        self._backlog: deque[tuple[NDArray[np.uint64], NDArray[np.float32]]] = deque()
+        self._queued: Counter[int] = Counter()  # every label in the backlog (a re-add too)
+        self._unindexed: set[int] = set()
+        self._draining = False  # a job of the graph worker is queued or running for this index
+        self._applying = threading.Lock()  # one thread at a time applies the backlog, in order
 
     # -- reading -------------------------------------------------------------------------------
 
     def __len__(self) -> int:
         """Live elements: those added and not removed."""
         with self._lock:
-            return int(self._hnsw.element_count) - len(self._deleted)
+            return self._live()
+
+    def _live(self) -> int:
+        """Labels added and not removed, graph and backlog; caller holds ``_lock``."""
+        return int(self._hnsw.element_count) + len(self._unindexed) - len(self._deleted)
 
     def search(
         self,
@@ -293,8 +314,7 @@ class VectorIndex:
         if k <= 0 or not np.any(query):
             return []
         with self._lock:
-            live = int(self._hnsw.element_count) - len(self._deleted)
-            want = min(k, live)
+            want = min(k, self._live())
             if want == 0:
                 return []
             if isinstance(allowed, AbstractSet):
@@ -318,10 +338,25 @@ class VectorIndex:
                 # hnswlib raises when it finds fewer than ``k`` results: the filter admits
                 # fewer than ``k`` live labels, or deletions cut the graph. Scan exactly.
                 return self._exact(query, want, allowed)
-        return [
-            (int(label), _similarity(distance))
-            for label, distance in zip(labels[0].tolist(), distances[0].tolist(), strict=True)
-        ]
+            found = [
+                (int(label), _similarity(distance))
+                for label, distance in zip(labels[0].tolist(), distances[0].tolist(), strict=True)
+            ]
+            if self._queued:  # added, not in the graph yet: scanned exactly, then merged
+                pending = [
+                    label
+                    for label in self._queued
+                    if label not in self._deleted and (allowed is None or allowed(label))
+                ]
+                unit = query / np.sqrt(np.einsum("i,i->", query, query))
+                found = sorted(
+                    [
+                        *(hit for hit in found if hit[0] not in self._queued),
+                        *self._mirror.scan(unit, want, pending),
+                    ],
+                    key=lambda hit: (-hit[1], hit[0]),
+                )[:want]
+        return found
 
     def search_many(
         self,
@@ -368,7 +403,7 @@ class VectorIndex:
         """Brute force over the live labels ``allowed`` admits; caller holds ``_lock``."""
         candidates = [
             label
-            for label in self._hnsw.get_ids_list()
+            for label in {*self._hnsw.get_ids_list(), *self._unindexed}
             if label not in self._deleted and (allowed is None or allowed(label))
         ]
         # Cosine space: hnswlib stores unit vectors, so a dot product with the unit query is cos.
@@ -384,6 +419,24 @@ class VectorIndex:
         best.sort(key=lambda hit: (-hit[0], hit[1]))
         return [(int(label), _clamp(similarity)) for similarity, label in best]
 
+    def unit_vectors(self, labels: Sequence[int]) -> NDArray[np.float32] | None:
+        """The stored unit vectors of ``labels`` as rows (zero for a label not stored), or
+        ``None`` while a loaded graph is still being copied into the matrix."""
+        out = np.zeros((len(labels), self.dim), dtype=np.float32)
+        with self._lock:
+            mirror = self._mirror
+            if not mirror.ready:
+                return None
+            at = [
+                (n, row)
+                for n, label in enumerate(labels)
+                if (row := mirror.row_of.get(label)) is not None
+            ]
+            if at:
+                places, rows = zip(*at, strict=True)
+                out[list(places)] = mirror.matrix[list(rows)]
+        return out
+
     # -- writing -------------------------------------------------------------------------------
 
     def add(self, labels: Sequence[int], vectors: NDArray[np.floating]) -> None:
@@ -394,9 +447,55 @@ class VectorIndex:
         """
         ids, data = self._validate(labels, vectors)
         with self._writer:
-            self._insert(self._hnsw, self._mirror, ids, data, under_lock=True)
             with self._lock:
-                self._deleted.difference_update(ids.tolist())
+                # Once the matrix holds every vector, searches that need a vector at once find
+                # it there, and the graph insert (~0.15 ms a row, the dearest step of a write)
+                # is left to the graph worker: see ``_apply_backlog``.
+                deferred = self._mirror.ready
+                if deferred:
+                    listed = ids.tolist()
+                    row_of = self._mirror.row_of
+                    self._unindexed.update(label for label in listed if label not in row_of)
+                    self._mirror.put(listed, unit(data))
+                    for start in range(0, len(ids), GRAPH_CHUNK):
+                        end = start + GRAPH_CHUNK
+                        self._backlog.append((ids[start:end], data[start:end]))
+                    self._queued.update(listed)
+                    self._deleted.difference_update(listed)
+                    schedule, self._draining = not self._draining, True
+            if not deferred:
+                self._insert(self._hnsw, self._mirror, ids, data, under_lock=True)
+                with self._lock:
+                    self._deleted.difference_update(ids.tolist())
+            elif schedule:
+                _GRAPH_WORKER.submit(self._apply_backlog)
+
+    def _apply_backlog(self) -> None:
+        """Make the queued graph inserts, a chunk per hold of the lock, in order."""
+        while self._apply_one():
+            time.sleep(0)  # let a search waiting for the lock have it between chunks
+
+    def _drain(self) -> None:
+        """Make every queued graph insert now (before the graph is saved or rewritten)."""
+        while self._apply_one():
+            pass
+
+    def _apply_one(self) -> bool:
+        with self._applying, self._lock:
+            if not self._backlog:
+                self._draining = False
+                return False
+            ids, data = self._backlog.popleft()
+            self._grow_and_add(self._hnsw, ids, data)
+            listed = ids.tolist()
+            self._unindexed.difference_update(listed)
+            queued = self._queued
+            for label in listed:
+                if queued[label] > 1:
+                    queued[label] -= 1
+                else:
+                    del queued[label]
+            return True
 
     def remove(self, labels: Iterable[int]) -> None:
         """Hide ``labels`` from searches; unknown or already removed labels are ignored.
@@ -404,15 +503,20 @@ class VectorIndex:
         This is ``mark_deleted``: the vectors stay in the graph and in saved files. To erase,
         call ``rebuild`` without them and then ``save``.
         """
-        with self._writer, self._lock:
-            for label in labels:
-                if label in self._deleted:
-                    continue
-                try:
-                    self._hnsw.mark_deleted(label)
-                except RuntimeError:  # not in the index
-                    continue
-                self._deleted.add(label)
+        with self._writer:
+            self._drain()
+            with self._lock:
+                self._remove(labels)
+
+    def _remove(self, labels: Iterable[int]) -> None:
+        for label in labels:
+            if label in self._deleted:
+                continue
+            try:
+                self._hnsw.mark_deleted(label)
+            except RuntimeError:  # not in the index
+                continue
+            self._deleted.add(label)
 
     def scrub(self, labels: Iterable[int], seed: int = 0) -> None:
         """Erase ``labels``: overwrite each stored vector with noise, then hide it.
@@ -423,7 +527,12 @@ class VectorIndex:
         vector: it carries nothing of the original.
         """
         rng = np.random.default_rng(seed)
-        with self._writer, self._lock:
+        with self._writer:
+            self._drain()
+            self._scrub(labels, rng)
+
+    def _scrub(self, labels: Iterable[int], rng: np.random.Generator) -> None:
+        with self._lock:
             present = set(self._hnsw.get_ids_list())
             for label in labels:
                 if label not in present:
@@ -432,7 +541,7 @@ class VectorIndex:
                 if label in self._deleted:
                     self._hnsw.unmark_deleted(label)
                 self._hnsw.add_items(noise, np.asarray([label]), num_threads=1)
-                self._mirror.put([label], _unit(noise))
+                self._mirror.put([label], unit(noise))
                 self._hnsw.mark_deleted(label)
                 self._deleted.add(label)
 
@@ -444,6 +553,7 @@ class VectorIndex:
         reaches the vector index.
         """
         with self._writer:
+            self._drain()  # what is queued belongs to the graph being replaced
             fresh = self._empty(MIN_CAPACITY)
             mirror = _Mirror(self.dim)
             batch_labels: list[int] = []
@@ -474,6 +584,7 @@ class VectorIndex:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
         with self._writer:
+            self._drain()  # the file must hold everything applied up to ``last_seq``
             # Only writers change the graph and this is the writer: reading it without ``_lock``
             # is safe, and searches go on while the file is written.
             self._hnsw.save_index(str(tmp))
@@ -609,17 +720,17 @@ class VectorIndex:
     ) -> None:
         """Add rows to ``hnsw`` and ``mirror`` chunk by chunk; take ``_lock`` per chunk if they
         are the live ones."""
-        unit = _unit(data)
+        units = unit(data)
         for start in range(0, len(ids), ADD_CHUNK):
             chunk_ids = ids[start : start + ADD_CHUNK]
             chunk = data[start : start + ADD_CHUNK]
             if under_lock:
                 with self._lock:
                     self._grow_and_add(hnsw, chunk_ids, chunk)
-                    mirror.put(chunk_ids.tolist(), unit[start : start + ADD_CHUNK])
+                    mirror.put(chunk_ids.tolist(), units[start : start + ADD_CHUNK])
             else:
                 self._grow_and_add(hnsw, chunk_ids, chunk)
-                mirror.put(chunk_ids.tolist(), unit[start : start + ADD_CHUNK])
+                mirror.put(chunk_ids.tolist(), units[start : start + ADD_CHUNK])
 
     @staticmethod
     def _grow_and_add(

@@ -308,3 +308,34 @@ def test_scrub_overwrites_erased_vectors_in_memory_and_file(tmp_path: Path) -> N
     reloaded = VectorIndex.load(path, dim=DIM)
     assert reloaded is not None
     assert 1000 not in [label for label, _ in reloaded.search(secret, 50)]
+
+
+def test_vectors_are_found_before_their_graph_insert_is_made(tmp_path: Path) -> None:
+    """Graph inserts are queued for a background thread; until it makes them, every search
+    (exact scans and graph searches alike) and the count already see the new vectors, and a
+    save makes them first."""
+    from mnemolog.projections import vectors
+
+    data = unit_rows(600)
+    index = VectorIndex(tmp_path / "v.bin", DIM)
+    index.add(list(range(300)), data[:300])
+    index.save(1)  # drained: the first 300 are in the graph
+    hold = threading.Event()
+    busy = vectors._GRAPH_WORKER.submit(hold.wait, 30)  # the worker cannot start the inserts
+    try:
+        index.add(list(range(300, 600)), data[300:])
+        index.add([7], -data[7:8])  # a replaced vector: the graph still holds the old one
+        assert len(index) == 600
+        for label in (310, 599):
+            assert index.search(data[label], 1)[0][0] == label  # the graph path, merged
+            assert index.search(data[label], 1, allowed={label, 1, 2})[0][0] == label
+        assert 7 not in {label for label, _ in index.search(data[7], 5)}
+        assert index.search(-data[7], 1)[0][0] == 7
+        index.save(2)  # waits for nothing: it makes the queued inserts itself
+    finally:
+        hold.set()
+        busy.result(30)
+    loaded = VectorIndex.load(tmp_path / "v.bin", dim=DIM)
+    assert loaded is not None and len(loaded) == 600
+    assert loaded.search(data[599], 1)[0][0] == 599
+    assert loaded.search(-data[7], 1)[0][0] == 7
