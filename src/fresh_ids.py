@@ -21,6 +21,7 @@ from .eventlog import KeyStore
 
 DEFAULT_BATCH = 256
 DEFAULT_LOW_WATER = 64
+MAX_BATCH = 1024
 
 
 class FreshIds:
@@ -36,7 +37,7 @@ class FreshIds:
         self._keys = keys
         self._prefix = prefix
         self._subject = subject
-        self._batch = batch
+        self._refill_size = batch  # grows to the largest write seen, up to MAX_BATCH
         self._low_water = low_water
         self._pool: list[str] = []
         self._wanted = threading.Condition()
@@ -50,7 +51,10 @@ class FreshIds:
             start = max(0, len(self._pool) - count)
             taken = self._pool[start:]
             del self._pool[start:]
-            if len(self._pool) < self._low_water:
+            # Refill by at least what a write asks for, so a client sending big batches finds
+            # its next batch's keys made while this one is written.
+            self._refill_size = min(max(self._refill_size, count), MAX_BATCH)
+            if len(self._pool) < max(self._low_water, self._refill_size):
                 self._wanted.notify()
         missing = self._make(count - len(taken))
         return taken + missing
@@ -75,18 +79,21 @@ class FreshIds:
         if count <= 0:
             return []
         ids = [f"{self._prefix}_{uuid.uuid4().hex}" for _ in range(count)]
-        self._keys.ensure_many([self._subject(i) for i in ids])
+        self._keys.create_many([self._subject(i) for i in ids])
         return ids
 
     def _refill(self) -> None:
         while True:
             with self._wanted:
-                while not self._closed and len(self._pool) >= self._low_water:
+                while not self._closed and len(self._pool) >= max(
+                    self._low_water, self._refill_size
+                ):
                     self._wanted.wait()
                 if self._closed:
                     return
+                size = self._refill_size
             try:
-                made = self._make(self._batch)
+                made = self._make(size)
             except Exception:  # the key store is failed: writes report it when they make keys
                 return
             with self._wanted:

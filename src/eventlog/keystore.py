@@ -113,6 +113,14 @@ class KeyStore:
         futures = {s: self._creator.submit(s) for s in subjects if self.key_for(s) is None}
         return [futures[s].result() if s in futures else self.ensure(s) for s in subjects]
 
+    def create_many(self, subjects: Sequence[str]) -> list[bytes]:
+        """Keys for subjects never seen before (fresh random ids), created in one durable
+        commit without looking each one up first (the commit still keeps an existing key)."""
+        if self._failure is not None:
+            raise self._failure
+        futures = [self._creator.submit(s) for s in subjects]
+        return [future.result() for future in futures]
+
     def discard(self, subjects: Sequence[str]) -> None:
         """Drop keys made ahead of time and never used: they sealed nothing, and losing this
         request in a crash costs only a few bytes. They are deleted at ``close``."""
