@@ -318,8 +318,12 @@ class Lifecycle:
             outcomes: list[WriteOutcome] = []
             # Under the lock: the projections must not move between this and the decisions.
             neighbours = self._nearest.nearest_many(container_tag, vectors, 4)
-            for item, vector, near in zip(items, vectors, neighbours, strict=True):
-                event, outcome = self._decide(container_tag, item, vector, near, batch, unused)
+            digests = [content_hash(item.content) for item in items]
+            duplicates = self._memories.live_duplicates(container_tag, digests)
+            for item, digest, vector, near in zip(items, digests, vectors, neighbours, strict=True):
+                event, outcome = self._decide(
+                    container_tag, item, digest, duplicates.get(digest), vector, near, batch, unused
+                )
                 drafts.append(Draft(actor, event))
                 outcomes.append(outcome)
             self._fresh.give_back(unused)
@@ -344,17 +348,19 @@ class Lifecycle:
         self,
         container_tag: str,
         item: NewMemory,
+        digest: str,
+        duplicate: VersionRow | None,
         vector: npt.NDArray[np.float32],
         near: list[tuple[int, float]],
         batch: _Heads,
         fresh_ids: list[str],
     ) -> tuple[AnyEvent, WriteOutcome]:
-        """Decide one write; a new chain takes its id (and ready key) from ``fresh_ids``."""
-        digest = content_hash(item.content)
+        """Decide one write (``digest`` is its content hash, ``duplicate`` the live version in
+        the projection with that content); a new chain takes its id (and ready key) from
+        ``fresh_ids``."""
         head = batch.with_hash(digest)  # the batch's own chains first: they are the newest
         if head is not None:
             return self._dedup(container_tag, head.memory_id, head.version_id, head.version)
-        duplicate = self._memories.live_duplicate(container_tag, item.content)
         if duplicate is not None and duplicate.memory_id not in batch:
             return self._dedup(
                 container_tag, duplicate.memory_id, duplicate.version_id, duplicate.version

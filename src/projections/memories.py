@@ -523,13 +523,26 @@ class MemoryProjection(SqliteProjection):
 
     def live_duplicate(self, container_tag: str, content: str) -> VersionRow | None:
         """The latest version of a live chain in the container with exactly this content."""
+        digest = content_hash(content)
+        return self.live_duplicates(container_tag, [digest]).get(digest)
+
+    def live_duplicates(self, container_tag: str, digests: Sequence[str]) -> dict[str, VersionRow]:
+        """For each content hash, the latest version of a live chain in the container with
+        that content (the oldest such chain, if several): one query for a whole batch."""
+        wanted = sorted(set(digests))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        found: dict[str, VersionRow] = {}
         rows = self._versions(
             f"SELECT {_VERSION_COLUMNS} {_FROM_VERSIONS} WHERE v.container_tag = ?"
-            " AND v.content_hash = ? AND v.valid_to IS NULL AND c.forgotten = 0"
-            " AND c.erased = 0 ORDER BY v.row_id LIMIT 1",
-            (container_tag, content_hash(content)),
+            f" AND v.content_hash IN ({marks}) AND v.valid_to IS NULL AND c.forgotten = 0"
+            " AND c.erased = 0 ORDER BY v.row_id",
+            (container_tag, *wanted),
         )
-        return rows[0] if rows else None
+        for row in rows:
+            found.setdefault(content_hash(row.content or ""), row)
+        return found
 
     def by_version_ids(self, version_ids: Sequence[str]) -> dict[str, VersionRow]:
         return {r.version_id: r for r in self._rows_where("v.version_id", version_ids)}

@@ -185,10 +185,25 @@ def top_k(
 def top_k_many(
     queries: NDArray[np.float32], candidates: NDArray[np.float32], labels: NDArray[np.int64], k: int
 ) -> list[list[tuple[int, float]]]:
-    """``top_k`` of each unit query against the rows of ``candidates``: one matrix product."""
-    if labels.size == 0:
+    """``top_k`` of each unit query against the rows of ``candidates``: one matrix product and
+    one partition for all of them."""
+    if labels.size == 0 or k <= 0:
         return [[] for _ in range(queries.shape[0])]
-    return [top_k(scores, labels, k) for scores in queries @ candidates.T]
+    # One (n, d) x (d, q) product: OpenBLAS took 2 to 3 times longer for (q, d) x (d, n).
+    scores = (candidates @ queries.T).T
+    if labels.size > k:
+        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        scores = np.take_along_axis(scores, top, axis=1)
+        found = labels[top]
+    else:
+        found = np.broadcast_to(labels, scores.shape)
+    order = np.lexsort((found, -scores), axis=1)  # best first, equal scores by label
+    best = np.take_along_axis(found, order, axis=1).tolist()
+    similarity = np.take_along_axis(scores, order, axis=1).tolist()
+    return [
+        [(int(label), _clamp(value)) for label, value in zip(row, values, strict=True)]
+        for row, values in zip(best, similarity, strict=True)
+    ]
 
 
 def unit(data: NDArray[np.float32]) -> NDArray[np.float32]:
