@@ -250,6 +250,27 @@ def disk_usage(root: Path) -> dict[str, Any]:
 # --- the server -------------------------------------------------------------------------------
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used so far (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(pid: int, count_key: str, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``run()``'s figures plus the CPU the server (``pid``) and this client process spent
+    on each of its ``count_key`` items, in milliseconds."""
+    server0, client0 = cpu_seconds(pid), time.process_time()
+    figures = run()
+    server, client = cpu_seconds(pid) - server0, time.process_time() - client0
+    count = max(figures.get(count_key) or 0, 1)
+    figures["server_cpu_ms_each"] = server * 1e3 / count
+    figures["client_cpu_ms_each"] = client * 1e3 / count
+    return figures
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -306,8 +327,9 @@ class Server:
         """Send ``how`` and wait: seconds it took and the exit code (-N: killed by signal N).
 
         SIGINT is Ctrl-C. A service manager sends SIGTERM; both ask the server to stop
-        gracefully, and exit code 0 shows that its own shutdown (saving what it keeps in
-        memory) ran to the end.
+        gracefully. Its own shutdown (saving what it keeps in memory) has run to the end when
+        the exit code is 0, or -15 after SIGTERM: uvicorn re-raises that signal once it has
+        shut down, so that the exit status tells a service manager how the process ended.
         """
         if self.proc is None or self.proc.poll() is not None:
             return {"signal": how.name, "seconds": 0.0, "exit_code": None}
@@ -586,14 +608,28 @@ def bench_store(
         run["empty_boot_s"] = server.start()
         run["server_pid"] = server.pid
         progress(f"{label}: server up (pid {server.pid}), ingesting")
-        run["ingest"] = ingest(server.base_url, containers, size, args.batch, size, label)
+        pid = server.pid
+        run["ingest"] = measured(
+            pid,
+            "memories",
+            lambda: ingest(server.base_url, containers, size, args.batch, size, label),
+        )
         progress(f"{label}: {run['ingest']['per_s']:,.0f} memories/s; searching")
-        run["search"] = search(server.base_url, containers, args.queries, size + 1)
+        run["search"] = measured(
+            pid, "queries", lambda: search(server.base_url, containers, args.queries, size + 1)
+        )
         run["writes"] = []
         for writers in WRITER_COUNTS:
             progress(f"{label}: {writers} writer(s) for {args.seconds:g} s")
+            seed = size + 2 + writers
             run["writes"].append(
-                writes(server.base_url, containers, writers, args.seconds, size + 2 + writers)
+                measured(
+                    pid,
+                    "writes",
+                    lambda n=writers, seed=seed: writes(
+                        server.base_url, containers, n, args.seconds, seed
+                    ),
+                )
             )
         run["memories"], run["log_head"] = store_counts(server.base_url)
         # Stopped as a service manager would, then booted: what was not saved is replayed.
@@ -730,6 +766,23 @@ def render_run(run: dict[str, Any]) -> list[str]:
             + f"; rest of the request ~{rest:.2f} (HTTP, allowed set, trace append + sync);"
             f" {s['mean_results']:.1f} results a query"
         )
+    cpu = [
+        (name, figures)
+        for name, figures in [
+            ("ingest", run.get("ingest")),
+            ("search", run.get("search")),
+            *((f"{w['writers']} writer(s)", w) for w in run.get("writes", [])),
+        ]
+        if figures is not None and "server_cpu_ms_each" in figures
+    ]
+    if cpu:
+        lines.append(
+            "  CPU ms per memory / query / write, server + this client: "
+            + "; ".join(
+                f"{name} {f['server_cpu_ms_each']:.2f} + {f['client_cpu_ms_each']:.2f}"
+                for name, f in cpu
+            )
+        )
     if "disk" in run:
         d = run["disk"]
         parts = ", ".join(
@@ -752,7 +805,11 @@ def render_run(run: dict[str, Any]) -> list[str]:
         lines.append(
             f"  boot after SIGTERM right after the writes {run['boot_after_sigterm_s']:.2f} s"
             f" (SIGTERM stop: exit {term['exit_code']}, {term['seconds']:.2f} s"
-            + ("; the server's shutdown did not finish" if term["exit_code"] != 0 else "")
+            + (
+                "; the server's shutdown did not finish"
+                if term["exit_code"] not in (0, -15)
+                else ""
+            )
             + ")"
         )
     if "rebuild" in run:
