@@ -104,7 +104,7 @@ class _Head(msgspec.Struct):
     version: int
     content_hash: str
     vector: npt.NDArray[np.float32] | None
-    words: frozenset[str] = frozenset()
+    text: str = ""  # its words are compared only with a near duplicate's: split on demand
 
 
 class _Heads:
@@ -382,7 +382,7 @@ class Lifecycle:
             is_static=item.is_static,
             observed_at=item.observed_at,
         )
-        batch.add(_Head(memory_id, version_id, 1, digest, vector, _words(item.content)))
+        batch.add(_Head(memory_id, version_id, 1, digest, vector, item.content))
         return event, WriteOutcome(
             memory_id=memory_id, version_id=version_id, version=1, status="created"
         )
@@ -406,7 +406,6 @@ class Lifecycle:
     ) -> tuple[_Head, float] | None:
         """The chain head ``item`` is a near duplicate of: the most similar one whose cosine is
         at or above the threshold and which shares at least ``MIN_SHARED_WORDS`` of the words."""
-        words = _words(item.content)
         best: tuple[_Head, float] | None = None
         for row_id, similarity in near:
             if similarity < self._threshold:
@@ -414,7 +413,7 @@ class Lifecycle:
             row = self._memories.by_row_ids([row_id]).get(row_id)
             if row is None or row.memory_id in batch or not _live_latest(row):
                 continue
-            if _shared(words, _words(row.content or "")) < MIN_SHARED_WORDS:
+            if _shared(item.content, row.content or "") < MIN_SHARED_WORDS:
                 continue
             best = (_head_of(row), similarity)
             break
@@ -422,7 +421,7 @@ class Lifecycle:
         if (
             pending is not None
             and (best is None or pending[1] > best[1])
-            and _shared(words, pending[0].words) >= MIN_SHARED_WORDS
+            and _shared(item.content, pending[0].text) >= MIN_SHARED_WORDS
         ):
             best = pending
         return best
@@ -458,7 +457,7 @@ class Lifecycle:
                 head.version + 1,
                 content_hash(item.content),
                 vector,
-                _words(item.content),
+                item.content,
             )
         )
         return event, WriteOutcome(
@@ -702,8 +701,9 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(query_terms(text))
 
 
-def _shared(a: frozenset[str], b: frozenset[str]) -> float:
+def _shared(text: str, other: str) -> float:
     """The share of distinct words two texts have in common (Jaccard); 1.0 for two empties."""
+    a, b = _words(text), _words(other)
     union = len(a | b)
     return len(a & b) / union if union else 1.0
 
