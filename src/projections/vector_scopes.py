@@ -14,44 +14,60 @@ order inside a scope never shows in a result. Guarded by the caller's lock.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Sequence
 from collections.abc import Set as AbstractSet
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-# Rows kept over all scopes (~50 MB of 256-d float32); the least recently used scopes go first.
-SCOPE_CACHE_ROWS = 50_000
+# Rows kept over all scopes (~200 MB of 256-d float32): enough for every container of a
+# 100k-memory store, which a round of writes to 8 containers touches in turn. The least
+# recently used scopes go first.
+SCOPE_CACHE_ROWS = 200_000
 # Past this share of its rows changed at once, a scope is gathered again rather than patched.
 REGATHER_SHARE = 0.25
 
 
+class Source(Protocol):
+    """The index's matrix of unit vectors, one row per label."""
+
+    matrix: NDArray[np.float32]
+    labels: NDArray[np.int64]
+    row_of: dict[int, int]
+    generation: int  # moves whenever a stored row is overwritten
+
+    def rows_of(self, labels: Sequence[int] | AbstractSet[int]) -> NDArray[np.int64]: ...
+
+
 class _Scope:
-    __slots__ = ("labels", "matrix", "members", "position", "size")
+    __slots__ = ("_position", "labels", "matrix", "members", "size")
 
     def __init__(self, dim: int) -> None:
         self.members: set[int] = set()
-        self.position: dict[int, int] = {}
+        self._position: dict[int, int] | None = None  # label -> row, built on the first drop
         self.labels = np.empty(0, dtype=np.int64)
         self.matrix = np.empty((0, dim), dtype=np.float32)
         self.size = 0
 
-    def fill(self, labels: list[int], rows: NDArray[np.int64], source: NDArray[np.float32]) -> None:
-        self.members = set(labels)
-        self.position = {label: n for n, label in enumerate(labels)}
-        self.labels = np.asarray(labels, dtype=np.int64)
-        self.matrix = source[rows]
-        self.size = len(labels)
+    def fill(self, labels: NDArray[np.int64], matrix: NDArray[np.float32]) -> None:
+        self.members = set(labels.tolist())
+        self._position = None
+        self.labels = labels
+        self.matrix = matrix
+        self.size = labels.shape[0]
 
     def drop(self, label: int) -> None:
-        at = self.position.pop(label)
+        if self._position is None:
+            self._position = {int(x): n for n, x in enumerate(self.labels[: self.size].tolist())}
+        at = self._position.pop(label)
         self.members.discard(label)
         last = self.size - 1
         if at != last:
             moved = int(self.labels[last])
             self.labels[at] = moved
             self.matrix[at] = self.matrix[last]
-            self.position[moved] = at
+            self._position[moved] = at
         self.size = last
 
     def append(self, labels: list[int], vectors: NDArray[np.float32]) -> None:
@@ -65,8 +81,9 @@ class _Scope:
             self.matrix, self.labels = matrix, grown
         self.matrix[self.size : needed] = vectors
         self.labels[self.size : needed] = labels
-        for n, label in enumerate(labels, start=self.size):
-            self.position[label] = n
+        if self._position is not None:
+            for n, label in enumerate(labels, start=self.size):
+                self._position[label] = n
         self.members.update(labels)
         self.size = needed
 
@@ -84,50 +101,39 @@ class Scopes:
         self._scopes.clear()
 
     def rows(
-        self,
-        key: Hashable,
-        wanted: AbstractSet[int],
-        row_of: Mapping[int, int],
-        source: NDArray[np.float32],
-        generation: int,
+        self, key: Hashable, wanted: AbstractSet[int], source: Source
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-        """The labels of ``wanted`` stored in ``source`` (``row_of`` maps a label to its row)
-        and their vectors, as one contiguous matrix; ``generation`` changes whenever a stored
-        row is overwritten, which voids every copy."""
-        if generation != self._generation:
+        """The labels of ``wanted`` that ``source`` stores and their vectors, as one contiguous
+        matrix; a stored row overwritten since (``source.generation``) voids every copy."""
+        if source.generation != self._generation:
             self._scopes.clear()
-            self._generation = generation
+            self._generation = source.generation
         scope = self._scopes.pop(key, None)
         if scope is None:
             scope = _Scope(self._dim)
-            self._gather(scope, wanted, row_of, source)
+            _gather(scope, wanted, source)
         else:
+            row_of = source.row_of
             added = [label for label in wanted - scope.members if label in row_of]
             gone = scope.members - wanted
             if len(added) + len(gone) > REGATHER_SHARE * max(scope.size, 64):
-                self._gather(scope, wanted, row_of, source)
+                _gather(scope, wanted, source)
             else:
                 for label in gone:
                     scope.drop(label)
                 if added:
-                    scope.append(added, source[[row_of[label] for label in added]])
+                    scope.append(added, source.matrix[[row_of[label] for label in added]])
         self._scopes[key] = scope
         self._evict()
         return scope.labels[: scope.size], scope.matrix[: scope.size]
-
-    @staticmethod
-    def _gather(
-        scope: _Scope,
-        wanted: AbstractSet[int],
-        row_of: Mapping[int, int],
-        source: NDArray[np.float32],
-    ) -> None:
-        labels = [label for label in wanted if label in row_of]
-        rows = np.fromiter((row_of[label] for label in labels), dtype=np.int64, count=len(labels))
-        scope.fill(labels, rows, source)
 
     def _evict(self) -> None:
         total = sum(s.size for s in self._scopes.values())
         while total > self._max_rows and len(self._scopes) > 1:
             _, oldest = self._scopes.popitem(last=False)
             total -= oldest.size
+
+
+def _gather(scope: _Scope, wanted: AbstractSet[int], source: Source) -> None:
+    rows = source.rows_of(wanted)
+    scope.fill(source.labels[rows], source.matrix[rows])

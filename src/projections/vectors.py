@@ -128,7 +128,7 @@ class _Mirror:
         self, query: NDArray[np.float32], k: int, labels: Sequence[int]
     ) -> list[tuple[int, float]]:
         """The ``k`` rows among ``labels`` most similar to the unit ``query``, best first."""
-        rows = self._rows(labels)
+        rows = self.rows_of(labels)
         if rows.size == 0:
             return []
         return top_k(np.einsum("ij,j->i", self.matrix[rows], query), self.labels[rows], k)
@@ -137,10 +137,10 @@ class _Mirror:
         self, queries: NDArray[np.float32], k: int, labels: Sequence[int]
     ) -> list[list[tuple[int, float]]]:
         """``scan`` for several unit queries at once: one matrix product."""
-        rows = self._rows(labels)
+        rows = self.rows_of(labels)
         return top_k_many(queries, self.matrix[rows], self.labels[rows], k)
 
-    def _rows(self, labels: Sequence[int]) -> NDArray[np.int64]:
+    def rows_of(self, labels: Sequence[int] | AbstractSet[int]) -> NDArray[np.int64]:
         """The rows of those ``labels`` that are stored."""
         if not self.ascending:
             row_of = self.row_of
@@ -409,8 +409,7 @@ class VectorIndex:
         """The labels and unit vectors of ``allowed`` (live ones), kept as ``scope``; caller
         holds ``_lock``. The set difference is one C call: see ``search`` on live sets."""
         wanted = allowed - self._deleted if self._deleted else frozenset(allowed)
-        mirror = self._mirror
-        return self._scopes.rows(scope, wanted, mirror.row_of, mirror.matrix, mirror.generation)
+        return self._scopes.rows(scope, wanted, self._mirror)
 
     def _exact(
         self, query: NDArray[np.float32], k: int, allowed: Callable[[int], bool] | None
