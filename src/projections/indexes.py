@@ -35,7 +35,7 @@ from ..eventlog.events import (
 from .documents import CHUNK_SLOTS, DocumentProjection
 from .fulltext import FullTextIndex, TextDoc
 from .memories import MemoryProjection
-from .vectors import VectorIndex, sidecar_path
+from .vectors import StoredVectors, VectorIndex, sidecar_path
 
 # A vector index is saved whole, so it is saved now and then, not per write.
 _SAVE_EVERY_SECONDS = 30.0
@@ -56,6 +56,11 @@ class IndexSource(Protocol):
 
     def erased(self, event: SubjectErased) -> list[int]:
         """The labels an erase reaches."""
+        ...
+
+    def stored_vectors(self, through: int) -> StoredVectors | None:
+        """Every live vector with a label up to ``through``, ascending, if this source keeps
+        them (what a loaded index's matrix is filled from); None if it does not."""
         ...
 
 
@@ -83,6 +88,9 @@ class MemorySource:
         if event.scope == "container" and event.container_tag is not None:
             return self._memories.rows_of_container(event.container_tag)
         return []
+
+    def stored_vectors(self, through: int) -> StoredVectors | None:
+        return self._memories.vectors_through(through)
 
 
 class DocumentSource:
@@ -115,6 +123,9 @@ class DocumentSource:
     def erased(self, event: SubjectErased) -> list[int]:
         return self._documents.labels_of(event)
 
+    def stored_vectors(self, through: int) -> StoredVectors | None:
+        return None  # chunk vectors live in the events only
+
 
 class VectorProjection:
     def __init__(self, name: str, path: Path, dimension: int, source: IndexSource) -> None:
@@ -123,7 +134,8 @@ class VectorProjection:
         self._dimension = dimension
         self._source = source
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        loaded = VectorIndex.load(path, dim=dimension)  # an empty index is falsy: test None
+        # An empty index is falsy: test None.
+        loaded = VectorIndex.load(path, dim=dimension, stored=source.stored_vectors)
         self.index = loaded if loaded is not None else VectorIndex(path, dimension)
         self._applied = self.index.last_seq
         self._unsaved = 0

@@ -19,6 +19,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 import msgspec
+import numpy as np
 
 from ..clock import parse_instant
 from ..eventlog import Sealer, StoredRecord
@@ -37,6 +38,7 @@ from ..eventlog.events import (
     SubjectErased,
 )
 from .sqlite import SqliteProjection
+from .vectors import StoredVectors
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS chains (
@@ -637,6 +639,22 @@ class MemoryProjection(SqliteProjection):
                 f"SELECT row_id, vector FROM vectors WHERE row_id IN ({marks})", tuple(row_ids)
             ).fetchall()
         return [(int(r), bytes(v)) for r, v in rows]
+
+    def vectors_through(self, seq: int) -> StoredVectors | None:
+        """Every stored vector of a version made at or before ``seq``, by ascending row id,
+        as one matrix; None if they are not all of one width."""
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT row_id, vector FROM vectors WHERE row_id <= ? ORDER BY row_id", (seq,)
+            ).fetchall()
+        if not found:
+            return StoredVectors(np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32))
+        width = len(found[0][1])
+        if width == 0 or width % 4 or any(len(v) != width for _, v in found):
+            return None
+        labels = np.fromiter((r for r, _ in found), dtype=np.int64, count=len(found))
+        data = np.frombuffer(b"".join(v for _, v in found), dtype=np.float32)
+        return StoredVectors(labels, data.reshape(len(found), width // 4))
 
     def rows_of_container(self, container_tag: str) -> list[int]:
         with self._lock:

@@ -39,6 +39,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 import hnswlib
 import msgspec
@@ -78,6 +79,13 @@ _GRAPH_WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-gra
 
 # A set of labels (exact scan when small enough) or a predicate (always the graph).
 Allowed = AbstractSet[int] | Callable[[int], bool]
+
+
+class StoredVectors(NamedTuple):
+    """Vectors kept by the source an index is built from: ascending labels, one row each."""
+
+    labels: NDArray[np.int64]
+    data: NDArray[np.float32]
 
 
 class _Mirror:
@@ -625,12 +633,24 @@ class VectorIndex:
 
     @classmethod
     def load(
-        cls, path: Path | str, *, dim: int | None = None, ef_search: int = MIN_EF_SEARCH
+        cls,
+        path: Path | str,
+        *,
+        dim: int | None = None,
+        ef_search: int = MIN_EF_SEARCH,
+        stored: Callable[[int], StoredVectors | None] | None = None,
     ) -> VectorIndex | None:
         """The index saved at ``path``, or ``None`` if it is missing, damaged or not ours.
 
         ``None`` also when ``dim`` is given and differs (the embedder changed). The checksum is
         verified before hnswlib parses the file, since hnswlib trusts whatever it reads.
+
+        The matrix is filled from ``stored(last_seq)`` when it returns exactly the labels the
+        graph holds live: that takes a fraction of a second (hnswlib copies out ~70k vectors a
+        second, holding the GIL), and gives the rows a fresh build makes (``unit`` of the
+        vectors added; hnswlib's own normalisation can differ in the last bit). Otherwise a
+        background thread copies the graph's vectors in, and until it has, filtered searches
+        use the graph.
         """
         path = Path(path)
         try:
@@ -664,11 +684,28 @@ class VectorIndex:
         index._hnsw = hnsw
         index._deleted = set(meta.deleted)
         index.last_seq = meta.last_seq
+        found = None if stored is None else stored(meta.last_seq)
+        if found is not None and index._fill_from(found):
+            return index
         index._mirror.ready = False
         threading.Thread(
             target=index._fill_mirror, args=(hnsw,), name="vector-mirror", daemon=True
         ).start()
         return index
+
+    def _fill_from(self, found: StoredVectors) -> bool:
+        """Fill the matrix from ``found`` if it holds exactly the graph's live labels."""
+        labels, data = found
+        if labels.shape[0] == 0:
+            return int(self._hnsw.element_count) == len(self._deleted)
+        if data.ndim != 2 or data.shape != (labels.shape[0], self.dim):
+            return False
+        live = {int(label) for label in self._hnsw.get_ids_list()} - self._deleted
+        listed = labels.tolist()
+        if len(live) != len(listed) or live != set(listed):
+            return False
+        self._mirror.put(listed, unit(data))
+        return True
 
     def _fill_mirror(self, hnsw: hnswlib.Index) -> None:
         """Copy a loaded graph's vectors into the matrix, a chunk per hold of the lock; rows

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -339,3 +340,38 @@ def test_vectors_are_found_before_their_graph_insert_is_made(tmp_path: Path) -> 
     assert loaded is not None and len(loaded) == 600
     assert loaded.search(data[599], 1)[0][0] == 599
     assert loaded.search(-data[7], 1)[0][0] == 7
+
+
+def test_a_loaded_index_fills_its_matrix_from_the_stored_vectors_when_they_match(
+    tmp_path: Path,
+) -> None:
+    from mnemolog.projections.vectors import StoredVectors
+
+    data = unit_rows(400)
+    index = VectorIndex(tmp_path / "v.bin", DIM)
+    index.add(list(range(400)), data)
+    index.remove([7])
+    scope = set(range(0, 400, 3))
+    before = [index.search(q, 10, allowed=scope) for q in unit_rows(5, seed=4)]
+    index.save(400)
+    live = [n for n in range(400) if n != 7]
+    asked: list[int] = []
+
+    def stored(through: int) -> StoredVectors:
+        asked.append(through)
+        return StoredVectors(np.asarray(live, dtype=np.int64), data[live])
+
+    loaded = VectorIndex.load(tmp_path / "v.bin", dim=DIM, stored=stored)
+    assert loaded is not None and asked == [400]
+    assert loaded._mirror.ready  # filled at once, no copy from the graph in the background
+    assert [loaded.search(q, 10, allowed=scope) for q in unit_rows(5, seed=4)] == before
+
+    def wrong(through: int) -> StoredVectors:  # one label short: the graph is the truth
+        return StoredVectors(np.asarray(live[:-1], dtype=np.int64), data[live[:-1]])
+
+    fallback = VectorIndex.load(tmp_path / "v.bin", dim=DIM, stored=wrong)
+    assert fallback is not None
+    deadline = time.monotonic() + 30
+    while not fallback._mirror.ready and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert fallback._mirror.row_of.keys() == set(live)
