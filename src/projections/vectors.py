@@ -19,8 +19,9 @@ search restricted to a small set of labels (one container's live versions, the v
 at an instant) is an exact scan of those rows: ~0.1 ms for 1,500 256-d rows, against ~1.2 ms
 for hnswlib's filtered search, whose filter is a Python call per visited node. The scan is
 also exact and deterministic, which approximate search is not. The matrix is filled as rows
-are added; after ``load`` it is filled from the graph by a background thread (hnswlib copies
-out ~55k vectors/s), and until then filtered searches use the graph.
+are added; after ``load`` it is filled from the vectors the source projection stores, when they
+are exactly the graph's (otherwise from the graph by a background thread: hnswlib copies out
+~55k vectors/s, and until then filtered searches use the graph).
 
 No BLAS call sits on a hot path here (norms and the exact fallback use elementwise numpy and
 ``einsum``, which run on the calling thread), so OpenBLAS's thread pool is never woken: two
