@@ -2,8 +2,9 @@
 
 A text's vector is the mean of its tokens' vectors, L2-normalised: no neural network runs, so
 it costs a fraction of a millisecond, and its vectors take ~31 MiB. The vectors are distilled once
-from the quality model (``distill.py``, ~15-40 s) and cached in a folder that
-``model2vec.StaticModel`` loads; a later start loads the folder, never the network.
+from the quality model (``distill.py``, ~15-40 s) and cached in a folder in model2vec's format
+(``StaticModel.save_pretrained``); a later start reads that folder itself (``read_model``),
+never the network.
 
 The cache folder is built beside its final place and renamed into it, so a crash mid-build
 leaves no half cache. ``manifest.json``, written last, records the sha256 of every file; a
@@ -21,12 +22,13 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 import msgspec
 import numpy as np
 import numpy.typing as npt
-from model2vec import StaticModel
+from safetensors import safe_open
+from tokenizers import Tokenizer
 
 from ..errors import EmbedderError
 from .distill import PCA_DIMS, SIF_COEFFICIENT, SIGN_ROWS, ZIPF_OFFSET, distil
@@ -83,7 +85,7 @@ class StaticEmbedder:
     """
 
     def __init__(
-        self, model: Any, identity: EmbedderIdentity, *, folder: Path, from_cache: bool
+        self, model: StaticVectors, identity: EmbedderIdentity, *, folder: Path, from_cache: bool
     ) -> None:
         self.model = model
         self.identity = identity
@@ -187,11 +189,9 @@ def check_cache(folder: Path, identity: EmbedderIdentity) -> str | None:
 
 
 def _load(folder: Path, identity: EmbedderIdentity, *, from_cache: bool) -> StaticEmbedder:
-    # A path that exists is read from disk; model2vec goes to the network only for a name
-    # that is not a local folder, which the checks above rule out.
     try:
-        model = StaticModel.from_pretrained(folder.resolve(), normalize=True, force_download=False)
-    except Exception as exc:  # model2vec and safetensors raise many kinds
+        model = read_model(folder)
+    except Exception as exc:  # safetensors and tokenizers raise many kinds
         raise EmbedderError(f"cannot load the static model in {folder}: {exc}") from exc
     if model.embedding.shape != (VOCAB_SIZE, PCA_DIMS) or model.embedding.dtype != np.float32:
         raise EmbedderError(
@@ -199,6 +199,46 @@ def _load(folder: Path, identity: EmbedderIdentity, *, from_cache: bool) -> Stat
             f"({model.embedding.dtype}), expected ({VOCAB_SIZE}, {PCA_DIMS}) float32"
         )
     return StaticEmbedder(model, identity, folder=folder, from_cache=from_cache)
+
+
+class StaticVectors(NamedTuple):
+    """What a model2vec folder holds that embedding needs, as ``StaticModel`` reads it."""
+
+    tokenizer: Tokenizer
+    embedding: npt.NDArray[np.float32]
+    unk_token_id: int | None
+    max_length: int
+    median_token_length: int
+
+
+def read_model(folder: Path) -> StaticVectors:
+    """Read a model2vec folder the way ``StaticModel.from_pretrained`` does, without model2vec
+    (its import and load cost ~0.4 s of every start): the ``embeddings`` tensor, the tokenizer
+    with padding off, ``max_length`` from the config, the unknown token's id and the median
+    length of the vocabulary's tokens (which sets how far a text is cut before tokenizing)."""
+    with safe_open(str(folder / "model.safetensors"), framework="numpy") as tensors:
+        if set(tensors.keys()) != {"embeddings"}:
+            raise EmbedderError(f"{folder} holds tensors {sorted(tensors.keys())}, not embeddings")
+        embedding = tensors.get_tensor("embeddings")
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    padding = tokenizer.padding
+    if padding is not None:
+        tokenizer.enable_padding(
+            pad_id=padding["pad_id"],
+            pad_token=padding["pad_token"],
+            pad_type_id=padding["pad_type_id"],
+            length=0,
+        )
+    config = json.loads((folder / "config.json").read_text())
+    unknown = getattr(tokenizer.model, "unk_token", None)
+    vocab = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
+    return StaticVectors(
+        tokenizer=tokenizer,
+        embedding=embedding,
+        unk_token_id=None if unknown is None else tokenizer.token_to_id(unknown),
+        max_length=int(config["max_length"]),
+        median_token_length=int(np.median([len(token) for token, _ in vocab])),
+    )
 
 
 def _build(
@@ -211,6 +251,8 @@ def _build(
         started = time.perf_counter()
         vocab = load_vocab()
         matrix = distil(quality.mean_pooled, vocab)
+        from model2vec import StaticModel  # only to build: loading reads the files itself
+
         model = StaticModel(
             vectors=matrix,
             tokenizer=bert_tokenizer(vocab),

@@ -59,8 +59,9 @@ def test_batch_equals_one_by_one(static: StaticEmbedder) -> None:
 
 
 def test_vectors_equal_model2vec_encode_bit_for_bit(static: StaticEmbedder) -> None:
-    """The embedder means token vectors itself; model2vec's own ``encode`` must agree exactly,
-    on the single-text path and the batched one, for texts long enough to be truncated."""
+    """The embedder reads model2vec's folder and means token vectors itself; model2vec's own
+    loading and ``encode`` must agree exactly, on the single-text path and the batched one,
+    for texts long enough to be truncated."""
     texts = [
         "John prefers dark mode",
         "",
@@ -70,7 +71,17 @@ def test_vectors_equal_model2vec_encode_bit_for_bit(static: StaticEmbedder) -> N
         "tokens " * 700,
         *[f"memory {n}: Anna moved to Lisbon in {1990 + n}" for n in range(20)],
     ]
-    raw = static.model.encode(
+    from model2vec import StaticModel
+
+    reference = StaticModel.from_pretrained(static.folder.resolve(), force_download=False)
+    loaded = static.model
+    assert np.array_equal(reference.embedding, loaded.embedding)
+    assert (reference.unk_token_id, reference.max_length, reference.median_token_length) == (
+        loaded.unk_token_id,
+        loaded.max_length,
+        loaded.median_token_length,
+    )
+    raw = reference.encode(
         texts, normalize=False, show_progress_bar=False, use_multiprocessing=False
     )
     norms = np.linalg.norm(raw, axis=1, keepdims=True)
