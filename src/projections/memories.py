@@ -171,6 +171,7 @@ _VERSION_COLUMNS = """
     v.agent_id, v.protocol, c.forgotten, c.erased
 """
 _FROM_VERSIONS = "FROM versions v JOIN chains c ON c.memory_id = v.memory_id"
+_INSERT_VERSION = "INSERT INTO versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 class MemoryProjection(SqliteProjection):
@@ -188,6 +189,10 @@ class MemoryProjection(SqliteProjection):
         self._live: dict[str, set[int]] = {}
         self._live_row: dict[str, tuple[str, int]] = {}  # memory_id -> (container, row_id)
         self._touched: set[str] = set()  # chains changed by the batch being applied
+        # New chains of the batch not inserted yet: (chain row, version row, vector row).
+        self._written: list[
+            tuple[tuple[object, ...], tuple[object, ...], tuple[int, bytes] | None]
+        ] = []
         super().__init__(path)
         self._load_live()
 
@@ -204,7 +209,28 @@ class MemoryProjection(SqliteProjection):
 
     def _rolled_back(self) -> None:
         self._touched.clear()
+        self._written.clear()
         self._load_live()  # a container erase may have dropped live rows before the failure
+
+    def _end_batch(self) -> None:
+        self._insert_written()
+
+    def _insert_written(self) -> None:
+        """Insert the new chains held back, three statements for the whole run: a batch of
+        writes spent a fifth of its apply time in one ``execute`` per row."""
+        if not self._written:
+            return
+        chains, versions, vectors = zip(*self._written, strict=True)
+        self._written.clear()
+        self._conn.executemany(
+            "INSERT INTO chains (memory_id, container_tag, created_seq, created_at,"
+            " latest_version) VALUES (?, ?, ?, ?, 1)",
+            chains,
+        )
+        self._conn.executemany(_INSERT_VERSION, versions)
+        self._conn.executemany(
+            "INSERT INTO vectors VALUES (?, ?)", [v for v in vectors if v is not None]
+        )
 
     def _fold(self, stored: StoredRecord) -> bool:
         """Apply one record, noting the chain it touched; True when it erased something."""
@@ -213,14 +239,18 @@ class MemoryProjection(SqliteProjection):
         memory_id = getattr(event, "memory_id", None)
         if isinstance(memory_id, str):
             self._touched.add(memory_id)
-        match event:
-            case MemoryWritten():
-                self._conn.execute(
-                    "INSERT INTO chains (memory_id, container_tag, created_seq, created_at,"
-                    " latest_version) VALUES (?, ?, ?, ?, 1)",
+        if isinstance(event, MemoryWritten):
+            # A new chain touches no row another event reads: held back and inserted with the
+            # rest of the run (before any other event is folded, so the order is kept).
+            self._written.append(
+                (
                     (event.memory_id, event.container_tag, record.seq, record.ts),
+                    *self._version_rows(stored, event, version=1),
                 )
-                self._insert_version(stored, event, version=1)
+            )
+            return False
+        self._insert_written()
+        match event:
             case MemorySuperseded() | MemoryEdited():
                 self._conn.execute(
                     "UPDATE versions SET valid_to = ? WHERE memory_id = ? AND valid_to IS NULL",
@@ -356,35 +386,45 @@ class MemoryProjection(SqliteProjection):
         window: tuple[int, int | None] | None = None,
     ) -> None:
         """Insert a version; its window opens at the log time unless given (an import)."""
+        row, vector = self._version_rows(stored, event, version=version, window=window)
+        self._conn.execute(_INSERT_VERSION, row)
+        if vector is not None:
+            self._conn.execute("INSERT INTO vectors VALUES (?, ?)", vector)
+
+    def _version_rows(
+        self,
+        stored: StoredRecord,
+        event: MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported,
+        *,
+        version: int,
+        window: tuple[int, int | None] | None = None,
+    ) -> tuple[tuple[object, ...], tuple[int, bytes] | None]:
+        """The ``versions`` row of a version and its ``vectors`` row (None without one)."""
         record = stored.record
         valid_from, valid_to = (record.ts, None) if window is None else window
         content = self._sealer.open_text(event.content)
         metadata = None if event.metadata is None else self._sealer.open_text(event.metadata)
         observed = record.ts if event.observed_at is None else parse_instant(event.observed_at)
-        self._conn.execute(
-            "INSERT INTO versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.seq,
-                event.version_id,
-                event.memory_id,
-                version,
-                record.kind,
-                event.container_tag,
-                content,
-                None if content is None else content_hash(content),
-                int(event.is_static),
-                metadata,
-                observed,
-                event.observed_at,
-                valid_from,
-                valid_to,
-                record.actor.agent_id,
-                record.actor.protocol,
-            ),
+        row = (
+            record.seq,
+            event.version_id,
+            event.memory_id,
+            version,
+            record.kind,
+            event.container_tag,
+            content,
+            None if content is None else content_hash(content),
+            int(event.is_static),
+            metadata,
+            observed,
+            event.observed_at,
+            valid_from,
+            valid_to,
+            record.actor.agent_id,
+            record.actor.protocol,
         )
         vector = None if event.embedding is None else self._sealer.open(event.embedding)
-        if vector is not None:
-            self._conn.execute("INSERT INTO vectors VALUES (?, ?)", (record.seq, vector))
+        return row, None if vector is None else (record.seq, vector)
 
     def _erase(self, event: SubjectErased) -> bool:
         if event.scope == "memory" and event.memory_id is not None:

@@ -71,6 +71,7 @@ class SqliteProjection:
             try:
                 for stored in records:
                     erased |= self._fold(stored)
+                self._end_batch()
                 self._conn.execute(
                     "INSERT OR REPLACE INTO meta VALUES ('last_seq', ?)", (str(records[-1].seq),)
                 )
@@ -87,6 +88,9 @@ class SqliteProjection:
     def _fold(self, stored: StoredRecord) -> bool:
         """Apply one record inside the batch's transaction; True when it erased text."""
         return False
+
+    def _end_batch(self) -> None:
+        """After the batch's last fold, inside its transaction: write what was held back."""
 
     def _committed(self) -> None:
         """After a batch commits: bring in-memory state in step."""

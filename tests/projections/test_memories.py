@@ -244,3 +244,17 @@ def test_incremental_equals_rebuild(ops: list[Op]) -> None:
 def test_content_hash_ignores_whitespace_only() -> None:
     assert content_hash(" a  b\n") == content_hash("a b")
     assert content_hash("a b") != content_hash("A b")
+
+
+def test_a_held_live_set_is_kept_in_step_not_dropped(world: World) -> None:
+    """Once read, a container's live set follows each applied batch (a new chain joins it, a
+    superseded version leaves it) instead of being read from the tables again."""
+    write(world, "m1", "Ada keeps bees")
+    held = world.projection.live_rows("c1")
+    first = set(held)
+    write(world, "m2", "Ada sells honey")
+    supersede(world, "m1", "Ada keeps wasps")
+    now = world.projection.live_rows("c1")
+    assert now is held  # the same set, kept in step
+    latest = {world.projection.latest(m).row_id for m in ("m1", "m2")}  # type: ignore[union-attr]
+    assert set(now) == latest and not first & set(now)
