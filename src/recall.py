@@ -257,15 +257,17 @@ class Recall:
         fused = _fuse(by_vector, by_text, list(stamps), weight)
         diversify = request.diversify if request.diversify is not None else request.limit >= 5
         order = [f.label for f in fused if not f.below_floor]
+        # With recency on, these may still move up into the answer (the last step below).
+        agreed = _agreed(fused) if request.recency else set()
         if diversify:
             # MMR is quadratic: reorder only the head the answer can draw from.
             head = max(3 * request.limit, 20)
             placed = self._mmr(
-                order[:head], {f.label: f.score for f in fused}, request.limit, _agreed(fused)
+                order[:head], {f.label: f.score for f in fused}, request.limit, agreed
             )
             order = placed + order[len(placed) :]
         if request.recency:
-            order = _newer_above_older_among_agreed(order, fused, observed)
+            order = _newer_above_older_among_agreed(order, agreed, observed)
         by_label = {f.label: f for f in fused}
         served = order[: request.limit]
         rows = self._memories.by_row_ids(served)
@@ -457,10 +459,11 @@ def _agreed(fused: Sequence[_Fused]) -> set[int]:
 
 
 def _newer_above_older_among_agreed(
-    order: list[int], fused: Sequence[_Fused], observed: Mapping[int, int]
+    order: list[int], agreed: AbstractSet[int], observed: Mapping[int, int]
 ) -> list[int]:
-    """Among the candidates both indexes rank in their top ``AGREED_RANKS``, each one moves just
-    above the first of them placed higher that it is at least ``UPDATE_GAP_NS`` newer than.
+    """Among ``agreed`` (the candidates both indexes rank in their top ``AGREED_RANKS``), each
+    one moves just above the first of them placed higher that it is at least ``UPDATE_GAP_NS``
+    newer than.
 
     When the meaning and the words of several memories answer the query best, the newer
     statement is the one to believe: an update ("I have 25 postcards now") above the value it
@@ -468,7 +471,6 @@ def _newer_above_older_among_agreed(
     day (one conversation) keep their order by relevance. These candidates sit at the very top
     of the fused list, so what is in the top five rarely changes.
     """
-    agreed = _agreed(fused)
     if len(agreed) < 2:
         return order
     reordered = list(order)

@@ -563,11 +563,6 @@ class MemoryProjection(SqliteProjection):
         )
         return rows[0] if rows else None
 
-    def live_duplicate(self, container_tag: str, content: str) -> VersionRow | None:
-        """The latest version of a live chain in the container with exactly this content."""
-        digest = content_hash(content)
-        return self.live_duplicates(container_tag, [digest]).get(digest)
-
     def live_duplicates(self, container_tag: str, digests: Sequence[str]) -> dict[str, VersionRow]:
         """For each content hash, the latest version of a live chain in the container with
         that content (the oldest such chain, if several): one query for a whole batch."""

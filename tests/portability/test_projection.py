@@ -14,12 +14,18 @@ from mnemolog.eventlog.events import (
     ChainRestored,
     ImportedChain,
     MemoryImported,
-    SubjectErased,
 )
-from mnemolog.projections.memories import MemoryProjection
-from mnemolog.projections.runner import ProjectionRunner
 
-from ..projections.test_memories import ACTOR, World, _world, supersede, write
+from ..projections.test_memories import (
+    ACTOR,
+    World,
+    _world,
+    assert_live_in_step,
+    assert_rebuild_equals,
+    erase,
+    supersede,
+    write,
+)
 
 DAY = 86_400 * 10**9
 
@@ -85,24 +91,10 @@ def test_incremental_equals_rebuild_with_imports(ops: list[tuple[str, int, int, 
                 elif kind == "restore" and exists:
                     w.append(ChainRestored(memory_id=memory_id))
                 elif kind == "erase" and exists:
-                    w.keys.destroy(f"memory:{memory_id}")
-                    w.append(
-                        SubjectErased(
-                            subject=f"memory:{memory_id}", scope="memory", memory_id=memory_id
-                        )
-                    )
+                    erase(w, memory_id)
                     erased.add(memory_id)
-                assert w.projection.live_rows("c1") == {
-                    r.row_id for r in w.projection.list_latest(container_tag="c1", limit=100)[0]
-                }
-            incremental = w.projection.dump()
-            fresh = MemoryProjection(Path(tmp) / "rebuilt.sqlite3", w.sealer)
-            try:
-                ProjectionRunner(w.log, [fresh]).catch_up()
-                assert fresh.dump() == incremental
-                assert fresh.live_rows("c1") == w.projection.live_rows("c1")
-            finally:
-                fresh.close()
+                assert_live_in_step(w)
+            assert_rebuild_equals(w, Path(tmp))
             for memory_id, version in w.chains.items():
                 latest = w.projection.latest(memory_id)
                 assert latest is not None and latest.version == version

@@ -104,6 +104,34 @@ def supersede(w: World, memory_id: str, text: str, *, edit: bool = False) -> Non
     w.chains[memory_id] = version
 
 
+def erase(w: World, memory_id: str) -> None:
+    """Hard delete: the chain's key destroyed, then the erase event."""
+    w.keys.destroy(f"memory:{memory_id}")
+    w.append(SubjectErased(subject=f"memory:{memory_id}", scope="memory", memory_id=memory_id))
+
+
+def assert_live_in_step(w: World) -> None:
+    """The live set, once held, is kept in step with every batch applied."""
+    assert w.projection.live_rows("c1") == {
+        r.row_id for r in w.projection.list_latest(container_tag="c1", limit=100)[0]
+    }
+
+
+def assert_rebuild_equals(w: World, root: Path) -> dict[str, list[tuple[object, ...]]]:
+    """A projection rebuilt from the log equals the one kept up to date, row for row; the
+    rows of the one kept up to date."""
+    incremental = w.projection.dump()
+    fresh = MemoryProjection(root / "rebuilt.sqlite3", w.sealer)
+    try:
+        ProjectionRunner(w.log, [fresh]).catch_up()
+        assert fresh.dump() == incremental
+        assert fresh.live_rows("c1") == w.projection.live_rows("c1")
+        assert fresh.last_seq() == w.log.head().seq
+    finally:
+        fresh.close()
+    return incremental
+
+
 def test_a_chain_is_a_gapless_timeline(world: World) -> None:
     write(world, "m1", "John prefers dark mode")
     supersede(world, "m1", "John prefers light mode")
@@ -127,16 +155,21 @@ def test_a_chain_is_a_gapless_timeline(world: World) -> None:
 
 
 def test_exact_duplicates_are_found_among_live_latest_versions(world: World) -> None:
+    tea, coffee = content_hash("Ada likes tea"), content_hash("Ada likes coffee")
+
+    def duplicate(container: str) -> object:
+        return world.projection.live_duplicates(container, [tea, coffee]).get(tea)
+
     write(world, "m1", "Ada likes  tea")
-    found = world.projection.live_duplicate("c1", "Ada likes tea")
-    assert found is not None and found.memory_id == "m1"
-    assert world.projection.live_duplicate("c2", "Ada likes tea") is None
+    found = world.projection.live_duplicates("c1", [tea, coffee])
+    assert list(found) == [tea] and found[tea].memory_id == "m1"
+    assert duplicate("c2") is None
     world.append(ChainForgotten(memory_id="m1", reason=world.seal("m1", "wrong")))  # type: ignore[arg-type]
-    assert world.projection.live_duplicate("c1", "Ada likes tea") is None
+    assert duplicate("c1") is None
     chain = world.projection.chain("m1")
     assert chain is not None and chain.forgotten and chain.forgotten_reason == "wrong"
     world.append(ChainRestored(memory_id="m1"))
-    assert world.projection.live_duplicate("c1", "Ada likes tea") is not None
+    assert duplicate("c1") is not None
 
 
 def test_erasing_a_memory_leaves_its_text_nowhere_in_the_projection(world: World) -> None:
@@ -206,26 +239,10 @@ def test_incremental_equals_rebuild(ops: list[Op]) -> None:
                         )
                     )
                 elif op.kind == "erase" and exists:
-                    w.keys.destroy(f"memory:{memory_id}")
-                    w.append(
-                        SubjectErased(
-                            subject=f"memory:{memory_id}", scope="memory", memory_id=memory_id
-                        )
-                    )
+                    erase(w, memory_id)
                     erased.add(memory_id)
-                # The live set, once held, is kept in step with every batch applied.
-                assert w.projection.live_rows("c1") == {
-                    r.row_id for r in w.projection.list_latest(container_tag="c1", limit=100)[0]
-                }
-            incremental = w.projection.dump()
-            fresh = MemoryProjection(Path(tmp) / "rebuilt.sqlite3", w.sealer)
-            try:
-                ProjectionRunner(w.log, [fresh]).catch_up()
-                assert fresh.dump() == incremental
-                assert fresh.live_rows("c1") == w.projection.live_rows("c1")
-                assert fresh.last_seq() == w.log.head().seq
-            finally:
-                fresh.close()
+                assert_live_in_step(w)
+            incremental = assert_rebuild_equals(w, Path(tmp))
             w.runner.rebuild()
             assert w.projection.dump() == incremental
             for memory_id in erased:
