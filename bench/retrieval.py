@@ -5,7 +5,7 @@ and every LongMemEval question's haystack is written into its own container of a
 dir, one turn per memory, through ``Lifecycle.write`` (one batch per session), with
 ``observed_at`` set from the session date in UTC. Each question is asked through
 ``Recall.search`` with the product's defaults, and a BM25-only baseline ranks every turn (one
-document each, as the recipe's lexical baseline) with a ``FullTextIndex`` of its own. A served
+document each, as the recipe's lexical baseline) with a plain tantivy index of its own. A served
 version is credited with the turns whose text it holds (its own and the exact duplicates folded
 into it), not with the older versions of its chain. hit@k, recall_all@k, recall@k and NDCG@k are
 printed per category, with the knowledge-update ordering measures of LongMemEval. No figure is
@@ -41,10 +41,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import tantivy
+
 from mnemolog.core import Core
 from mnemolog.eventlog import Actor
 from mnemolog.lifecycle import NewMemory
-from mnemolog.projections.fulltext import FullTextIndex, TextDoc
 from mnemolog.projections.memories import VersionRow
 from mnemolog.recall import RecallRequest
 from mnemolog.runtime import Runtime
@@ -306,11 +307,11 @@ def run_dataset(
             if args.store == "shared":
                 if shared is None:
                     shared = _open(scratch / name, args, run)
-                _one_haystack(shared.core, haystack, run, args, scratch)
+                _one_haystack(shared.core, haystack, run, args)
             else:
                 runtime = _open(scratch / haystack.tag, args, run)
                 try:
-                    _one_haystack(runtime.core, haystack, run, args, scratch)
+                    _one_haystack(runtime.core, haystack, run, args)
                 finally:
                     runtime.close()
                     shutil.rmtree(scratch / haystack.tag)
@@ -337,9 +338,7 @@ def _open(data_dir: Path, args: argparse.Namespace, run: Run) -> Runtime:
     return runtime
 
 
-def _one_haystack(
-    core: Core, haystack: Haystack, run: Run, args: argparse.Namespace, scratch: Path
-) -> None:
+def _one_haystack(core: Core, haystack: Haystack, run: Run, args: argparse.Namespace) -> None:
     tag = haystack.tag
     started = time.perf_counter()
     chain_of: dict[str, str] = {}  # turn id -> memory id
@@ -403,27 +402,61 @@ def _one_haystack(
     run.query_s += time.perf_counter() - started
 
     # BM25 alone, the recipe's lexical baseline: every turn a document of its own (what a
-    # store without dedup or supersession would hold), ranked by the same tantivy BM25 as the
-    # product's full-text index.
+    # store without dedup or supersession would hold), ranked by tantivy's BM25 with its
+    # default tokenizer (lowercased words, no stemming): plain BM25, as a store without
+    # mnemolog's analysis would rank them.
     started = time.perf_counter()
-    directory = scratch / "bm25"
-    index = FullTextIndex(directory, background=False)
     turns = [turn for session in haystack.sessions for turn in session]
-    try:
-        index.add((TextDoc(n, tag, turn.text) for n, turn in enumerate(turns)), seq=None)
-        index.commit()
-        for question in haystack.questions:
-            found = [turns[n].turn_id for n, _ in index.search(question.text, BM25_DEPTH)]
-            run.tally["turn/bm25"].add(
-                question.category, score([frozenset([t]) for t in found[:LIMIT]], question.gold)
-            )
-            if run.dataset == "longmemeval":
-                ranked = sessions_ranked(([t] for t in found), session_of)
-                _session_figures(run, "session/bm25", question, ranked)
-    finally:
-        index.close()
-        shutil.rmtree(directory)
+    baseline = PlainBM25([turn.text for turn in turns])
+    for question in haystack.questions:
+        found = [turns[n].turn_id for n in baseline.search(question.text, BM25_DEPTH)]
+        run.tally["turn/bm25"].add(
+            question.category, score([frozenset([t]) for t in found[:LIMIT]], question.gold)
+        )
+        if run.dataset == "longmemeval":
+            ranked = sessions_ranked(([t] for t in found), session_of)
+            _session_figures(run, "session/bm25", question, ranked)
     run.baseline_s += time.perf_counter() - started
+
+
+class PlainBM25:
+    """tantivy BM25 (k1 = 1.2, b = 0.75) over ``texts`` in memory, with tantivy's default
+    tokenizer; a query is the OR of its terms."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        builder = tantivy.SchemaBuilder()
+        builder.add_integer_field("n", stored=True, indexed=True, fast=True)
+        builder.add_text_field("text")
+        self._schema = builder.build()
+        self._index = tantivy.Index(self._schema)
+        writer = self._index.writer(heap_size=15_000_000, num_threads=1)
+        for n, text in enumerate(texts):
+            writer.add_document(tantivy.Document(n=n, text=text))
+        writer.commit()
+        writer.wait_merging_threads()
+        self._index.reload()
+        self._analyzer = (
+            tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.remove_long(40))
+            .filter(tantivy.Filter.lowercase())
+            .build()
+        )
+
+    def search(self, query: str, k: int) -> list[int]:
+        """The numbers of the ``k`` best texts, best first."""
+        terms = list(dict.fromkeys(self._analyzer.analyze(query)))
+        searcher = self._index.searcher()
+        if not terms or searcher.num_docs == 0:
+            return []
+        matches = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "text", term))
+                for term in terms
+            ]
+        )
+        hits = searcher.search(matches, min(k, searcher.num_docs)).hits
+        found = searcher.fast_field_values("n", [address for _, address in hits])
+        return [int(n) for n in found if isinstance(n, int)]
 
 
 def _search(core: Core, q: str, tag: str, limit: int, args: argparse.Namespace) -> list[VersionRow]:

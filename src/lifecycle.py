@@ -47,7 +47,7 @@ from .eventlog.events import (
 )
 from .fresh_ids import FreshIds
 from .projections.documents import CHUNK_SLOTS, DocumentProjection
-from .projections.fulltext import query_terms
+from .projections.fulltext import plain_words
 from .projections.memories import MemoryProjection, VersionRow, content_hash
 from .projections.runner import ProjectionRunner
 from .subjects import container_subject, document_subject, memory_subject
@@ -696,14 +696,9 @@ def _head_of(row: VersionRow) -> _Head:
     return _Head(row.memory_id, row.version_id, row.version, "", None)
 
 
-def _words(text: str) -> frozenset[str]:
-    """The distinct words of ``text`` as the full-text index splits them (lowercased)."""
-    return frozenset(query_terms(text))
-
-
 def _shared(text: str, other: str) -> float:
     """The share of distinct words two texts have in common (Jaccard); 1.0 for two empties."""
-    a, b = _words(text), _words(other)
+    a, b = plain_words(text), plain_words(other)
     union = len(a | b)
     return len(a & b) / union if union else 1.0
 

@@ -50,7 +50,7 @@ another, raises ``DataDirLocked``.
 Layout::
 
     <directory>/writer.lock    flock held while open
-    <directory>/fulltext.json  {"format": 1, "last_seq": n}
+    <directory>/fulltext.json  {"format": 2, "last_seq": n}; another format: rebuilt from the log
     <directory>/index/         the tantivy index (index.new/, index.old/ only during a purge)
 """
 
@@ -83,7 +83,7 @@ from ..fsync import fsync_path, fsync_tree
 
 __all__ = ["FullTextIndex", "TextDoc"]
 
-FORMAT = 1
+FORMAT = 2  # 2: the text field is analysed by ``_ANALYZER`` (stop words, stemming)
 INDEX_DIR = "index"
 NEW_DIR = "index.new"
 OLD_DIR = "index.old"
@@ -103,26 +103,41 @@ B = 0.75
 _LABEL = "label"
 _CONTAINER = "container"
 _TEXT = "text"
+TOKENIZER = "mnemolog_en"  # the text field's analyzer (``_ANALYZER``)
 
 
 def _build_schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_integer_field(_LABEL, stored=True, indexed=True, fast=True)  # i64
     builder.add_text_field(_CONTAINER, stored=True, tokenizer_name="raw")
-    builder.add_text_field(_TEXT, stored=True)  # stored so ``purge`` can rebuild without it
+    # stored so ``purge`` can rebuild without it
+    builder.add_text_field(_TEXT, stored=True, tokenizer_name=TOKENIZER)
     return builder.build()
 
 
 _SCHEMA = _build_schema()
 
-# The same pipeline as tantivy's "default" tokenizer, which indexes the text field, so query
-# terms and tail terms are exactly the terms tantivy indexed.
-_ANALYZER = (
-    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-    .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
-    .filter(tantivy.Filter.lowercase())
-    .build()
-)
+
+def _words_analyzer(*filters: tantivy.Filter) -> tantivy.TextAnalyzer:
+    builder = (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
+        .filter(tantivy.Filter.lowercase())
+    )
+    for extra in filters:
+        builder = builder.filter(extra)
+    return builder.build()
+
+
+# The text field's analyzer, registered on every index this module opens, so query terms and
+# tail terms are exactly the terms tantivy indexed. tantivy's "default" pipeline, then Lucene's
+# English stop words and the Snowball English stemmer: "researching" finds "research", and
+# "the" or "is" no longer add their small idf to every document. On bench/retrieval.py (fast
+# tier) recall_all@5 rose from 0.445 to 0.457 on LoCoMo and from 0.669 to 0.690 on
+# LongMemEval turns.
+_ANALYZER = _words_analyzer(tantivy.Filter.stopword("english"), tantivy.Filter.stemmer("english"))
+# Words as written (lowercased), for comparing two texts word by word.
+_PLAIN = _words_analyzer()
 
 
 def _fieldnorm_table() -> list[int]:
@@ -153,6 +168,11 @@ def _clean(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "replace").decode("utf-8")
     return text
+
+
+def plain_words(text: str) -> frozenset[str]:
+    """The distinct words of ``text``, lowercased, stop words kept and nothing stemmed."""
+    return frozenset(_PLAIN.analyze(_clean(text)))
 
 
 def query_terms(query: str) -> list[str]:
@@ -230,7 +250,10 @@ class FullTextIndex:
         self._lock_fd = _acquire_lock(self.directory)
         try:
             _finish_interrupted_purge(self.directory)
-            self._last_seq = _read_sidecar(self.directory)
+            last_seq = _read_sidecar(self.directory)
+            if last_seq is None:  # an index of another format: analysed otherwise, rebuild it
+                shutil.rmtree(self.directory / INDEX_DIR, ignore_errors=True)
+            self._last_seq = last_seq or 0
             self._index, reset = _open_index(self.directory / INDEX_DIR)
             if reset:
                 # Before anything else: a crash now must not leave the old seq beside an
@@ -610,7 +633,7 @@ class FullTextIndex:
         fresh_path = root / NEW_DIR
         shutil.rmtree(fresh_path, ignore_errors=True)
         fresh_path.mkdir()
-        fresh = tantivy.Index(_SCHEMA, path=str(fresh_path), reuse=False)
+        fresh = _index_at(fresh_path, reuse=False)
         fresh_writer = fresh.writer(heap_size=self._heap_size, num_threads=1)
         searcher = self._index.searcher()
         if searcher.num_docs:
@@ -783,15 +806,21 @@ def _open_index(path: Path) -> tuple[tantivy.Index, bool]:
     path.mkdir(exist_ok=True)
     reset = False
     try:
-        index = tantivy.Index(_SCHEMA, path=str(path), reuse=True)
+        index = _index_at(path, reuse=True)
     except ValueError:
         shutil.rmtree(path)
         path.mkdir()
-        index = tantivy.Index(_SCHEMA, path=str(path), reuse=False)
+        index = _index_at(path, reuse=False)
         reset = True
     # Reload explicitly after each commit; a file watcher would race the purge's swap.
     index.config_reader(reload_policy="manual")
     return index, reset
+
+
+def _index_at(path: Path, *, reuse: bool) -> tantivy.Index:
+    index = tantivy.Index(_SCHEMA, path=str(path), reuse=reuse)
+    index.register_tokenizer(TOKENIZER, _ANALYZER)
+    return index
 
 
 def _open_writer(index: tantivy.Index, heap_size: int) -> tantivy.IndexWriter:
@@ -818,13 +847,14 @@ def _finish_interrupted_purge(root: Path) -> None:
     fsync_path(root)
 
 
-def _read_sidecar(root: Path) -> int:
-    """``last_seq`` from the sidecar; 0 (replay everything, harmless) if it is unreadable."""
+def _read_sidecar(root: Path) -> int | None:
+    """``last_seq`` from the sidecar; 0 (replay everything, harmless) if it is unreadable, and
+    None if it belongs to an index of another format."""
     try:
         sidecar = msgspec.json.decode((root / SIDECAR).read_bytes(), type=_Sidecar)
     except (OSError, msgspec.DecodeError):
         return 0
-    return sidecar.last_seq if sidecar.format == FORMAT else 0
+    return sidecar.last_seq if sidecar.format == FORMAT else None
 
 
 def _write_sidecar(root: Path, last_seq: int) -> None:

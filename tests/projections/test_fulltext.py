@@ -304,6 +304,42 @@ def test_a_damaged_index_is_wiped_and_replayed_from_zero(tmp_path: Path) -> None
         assert labels(reopened.search("damaged", 5)) == [1]
 
 
+def test_words_match_by_their_stem_and_stop_words_match_nothing(index: FullTextIndex) -> None:
+    index.add(corpus(20), seq=1)
+    index.add([TextDoc(1, "c1", "She was researching adoption agencies")], seq=2)
+    index.commit()
+    index.add([TextDoc(2, "c1", "the agency researched it")], seq=3)  # still in the tail
+    assert set(labels(index.search("what did she research?", 5))) == {1, 2}
+    assert set(labels(index.search("agencies", 5))) == {1, 2}
+    assert index.search("the", 5) == []  # only stop words: no term to search
+    assert index.search("it was the", 5) == []
+
+
+def test_an_index_of_the_first_format_is_rebuilt_from_the_log(tmp_path: Path) -> None:
+    # Format 1 analysed text with tantivy's default tokenizer (no stemming): its terms are
+    # not the terms queries now search for, so the index is dropped and the log replayed.
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_integer_field("label", stored=True, indexed=True, fast=True)
+    builder.add_text_field("container", stored=True, tokenizer_name="raw")
+    builder.add_text_field("text", stored=True)
+    (tmp_path / "index").mkdir()
+    old = tantivy.Index(builder.build(), path=str(tmp_path / "index"), reuse=False)
+    writer = old.writer(heap_size=15_000_000, num_threads=1)
+    writer.add_document(tantivy.Document(label=1, container="c1", text="researching agencies"))
+    writer.commit()
+    writer.wait_merging_threads()
+    del old, writer
+    (tmp_path / "fulltext.json").write_text('{"format": 1, "last_seq": 5}')
+    with FullTextIndex(tmp_path, background=False) as reopened:
+        assert reopened.last_seq == 0  # the owner replays the whole log
+        assert reopened.search("researching", 5) == []
+        reopened.add([TextDoc(1, "c1", "researching agencies")], seq=5)
+        reopened.commit()
+        assert labels(reopened.search("research", 5)) == [1]
+
+
 def test_a_second_writer_is_refused(tmp_path: Path) -> None:
     with (
         FullTextIndex(tmp_path, background=False),
