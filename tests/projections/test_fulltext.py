@@ -315,6 +315,17 @@ def test_words_match_by_their_stem_and_stop_words_match_nothing(index: FullTextI
     assert index.search("it was the", 5) == []
 
 
+def test_question_words_are_left_out_of_queries(index: FullTextIndex) -> None:
+    index.add(corpus(20), seq=1)
+    index.add(
+        [TextDoc(1, "c1", "When did you move? How did it go?"), TextDoc(2, "c1", "Rosa moved")],
+        seq=2,
+    )
+    # Searched for, "when" and "did" would rank the question above the answer.
+    assert labels(index.search("When did Rosa move?", 5)) == [2, 1]
+    assert index.search("what did she do", 5) == []
+
+
 def test_an_index_of_the_first_format_is_rebuilt_from_the_log(tmp_path: Path) -> None:
     # Format 1 analysed text with tantivy's default tokenizer (no stemming): its terms are
     # not the terms queries now search for, so the index is dropped and the log replayed.
