@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import lmdb
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import KeyDestroyed, LogClosed, StorageError
 from ..fsync import fsync_path
@@ -26,6 +27,9 @@ from .groupcommit import GroupCommitter
 from .lmdb_env import open_env, storage_failure
 
 KEY_SIZE = 32
+# Subjects whose AES-GCM context is kept ready. Making one from the key costs 3.5 us, three
+# times an 80-byte decrypt, and a write seals two fields and its projections open four.
+CIPHER_CACHE = 4096
 _MAP_SIZE = 16 << 20
 _COMPACT_SUFFIX = ".compact"
 
@@ -43,6 +47,7 @@ class KeyStore:
         self._path = path
         self._lock = threading.RLock()
         self._cache: dict[str, bytes] = {}
+        self._ciphers: dict[str, AESGCM] = {}  # for the subjects of ``_cache`` used lately
         self._unused: set[str] = set()
         self._failure: StorageError | None = (
             LogClosed("the key store was opened read-only") if readonly else None
@@ -97,6 +102,30 @@ class KeyStore:
             self._cache[subject] = key
             return key
 
+    def cipher_for(self, subject: str) -> AESGCM | None:
+        """An AES-GCM context under the subject's key, or None if it has no key."""
+        cipher = self._ciphers.get(subject)
+        if cipher is not None:
+            return cipher
+        key = self.key_for(subject)
+        return None if key is None else self._cipher(subject, key)
+
+    def ensure_cipher(self, subject: str) -> AESGCM:
+        """``cipher_for``, the key created first if the subject has none (see ``ensure``)."""
+        cipher = self._ciphers.get(subject)
+        if cipher is not None:
+            return cipher
+        return self._cipher(subject, self.ensure(subject))
+
+    def _cipher(self, subject: str, key: bytes) -> AESGCM:
+        cipher = AESGCM(key)
+        with self._lock:  # kept only while the key is, so a destroy cannot be undone
+            if self._cache.get(subject) is key:
+                if len(self._ciphers) >= CIPHER_CACHE:
+                    del self._ciphers[next(iter(self._ciphers))]
+                self._ciphers[subject] = cipher
+        return cipher
+
     def ensure(self, subject: str) -> bytes:
         """The subject's key, created durably if it has none; ``KeyDestroyed`` if erased."""
         key = self.key_for(subject)
@@ -127,6 +156,7 @@ class KeyStore:
         with self._lock:
             for subject in subjects:
                 self._cache.pop(subject, None)
+                self._ciphers.pop(subject, None)
             self._unused.update(subjects)
 
     def is_destroyed(self, subject: str) -> bool:
@@ -139,6 +169,7 @@ class KeyStore:
             if self._failure is not None:
                 raise self._failure
             self._cache.pop(subject, None)
+            self._ciphers.pop(subject, None)
             try:
                 with self._env.begin(write=True) as txn:
                     existed = bool(txn.delete(subject.encode(), db=self._keys))

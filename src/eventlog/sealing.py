@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import CorruptLog
 from .events import Sealed
@@ -27,9 +26,9 @@ class Sealer:
         return self._keys
 
     def seal(self, subject: str, plaintext: bytes) -> Sealed:
-        key = self._keys.ensure(subject)
+        cipher = self._keys.ensure_cipher(subject)
         nonce = os.urandom(NONCE_SIZE)
-        ct = AESGCM(key).encrypt(nonce, plaintext, subject.encode())
+        ct = cipher.encrypt(nonce, plaintext, subject.encode())
         return Sealed(subject=subject, nonce=nonce, ct=ct)
 
     def seal_text(self, subject: str, text: str) -> Sealed:
@@ -37,11 +36,11 @@ class Sealer:
 
     def open(self, sealed: Sealed) -> bytes | None:
         """The plaintext, or None if the subject was erased."""
-        key = self._keys.key_for(sealed.subject)
-        if key is None:
+        cipher = self._keys.cipher_for(sealed.subject)
+        if cipher is None:
             return None
         try:
-            return AESGCM(key).decrypt(sealed.nonce, sealed.ct, sealed.subject.encode())
+            return cipher.decrypt(sealed.nonce, sealed.ct, sealed.subject.encode())
         except InvalidTag as exc:
             raise CorruptLog(f"a sealed field of {sealed.subject!r} fails its tag") from exc
 

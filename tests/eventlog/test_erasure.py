@@ -12,6 +12,7 @@ import pytest
 
 from mnemolog.errors import CorruptLog, KeyDestroyed
 from mnemolog.eventlog import Actor, Draft, KeyStore, LmdbEventLog, Sealer, verify_log
+from mnemolog.eventlog import keystore as keystore_module
 from mnemolog.eventlog.datadir import keys_dir, log_dir
 from mnemolog.eventlog.events import MemoryWritten, RecallPerformed, SubjectErased
 
@@ -38,6 +39,21 @@ def test_sealed_fields_open_only_under_their_subject(keys: KeyStore) -> None:
     sealer.seal_text("memory:m2", "other")
     with pytest.raises(CorruptLog):
         sealer.open(moved)
+
+
+def test_kept_ciphers_are_bounded_and_each_opens_under_its_own_key(
+    keys: KeyStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(keystore_module, "CIPHER_CACHE", 4)
+    sealer = Sealer(keys)
+    sealed = [sealer.seal_text(f"memory:m{i}", f"text {i}") for i in range(10)]
+    assert [sealer.open_text(s) for s in reversed(sealed)] == [
+        f"text {i}" for i in reversed(range(10))
+    ]
+    assert len(keys._ciphers) <= 4
+    assert keys.destroy("memory:m9")  # the most recently used one
+    assert sealer.open(sealed[9]) is None
+    assert sealer.open_text(sealed[8]) == "text 8"
 
 
 def test_keys_survive_a_reopen(tmp_path: Path) -> None:
@@ -149,8 +165,10 @@ def test_keys_made_ahead_and_unused_are_dropped(tmp_path: Path) -> None:
     made = keys.ensure_many([f"memory:ahead-{i}" for i in range(300)])
     assert len(set(made)) == 300
     assert keys.ensure_many(["memory:ahead-0"]) == [made[0]]
+    assert keys.cipher_for("memory:ahead-3") is not None  # a context is kept for it
     keys.discard([f"memory:ahead-{i}" for i in range(3, 300)])
     assert keys.key_for("memory:ahead-3") is None  # forgotten at once, deleted at close
+    assert keys.cipher_for("memory:ahead-3") is None
     keys.close()
     assert grep_tree(tmp_path, made[4]) == []
     keys = KeyStore(tmp_path / "keys")  # the deletion left a file the next open accepts
