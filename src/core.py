@@ -35,13 +35,13 @@ class _LiveNearest:
         self._vectors = vectors
 
     def nearest_many(
-        self, container_tag: str, vectors: npt.NDArray[np.float32], k: int
+        self, container_tag: str, vectors: npt.NDArray[np.float32], k: int, at_least: float
     ) -> list[list[tuple[int, float]]]:
         live = self._memories.live_rows(container_tag)
         if not live:
             return [[] for _ in range(len(vectors))]
         return self._vectors.index.search_many(
-            vectors, k, allowed=live, scope=live_scope(container_tag)
+            vectors, k, allowed=live, scope=live_scope(container_tag), at_least=at_least
         )
 
 

@@ -90,9 +90,10 @@ class NearestLive(Protocol):
     """Finds the live latest versions of a container closest to a vector."""
 
     def nearest_many(
-        self, container_tag: str, vectors: npt.NDArray[np.float32], k: int
+        self, container_tag: str, vectors: npt.NDArray[np.float32], k: int, at_least: float
     ) -> list[list[tuple[int, float]]]:
-        """For each vector, (row id, cosine similarity) pairs, best first."""
+        """For each vector, the ``k`` best (row id, cosine similarity) pairs with a similarity
+        of ``at_least`` or more, best first."""
         ...
 
 
@@ -317,7 +318,7 @@ class Lifecycle:
             drafts: list[Draft] = []
             outcomes: list[WriteOutcome] = []
             # Under the lock: the projections must not move between this and the decisions.
-            neighbours = self._nearest.nearest_many(container_tag, vectors, 4)
+            neighbours = self._nearest.nearest_many(container_tag, vectors, 4, self._threshold)
             digests = [content_hash(item.content) for item in items]
             duplicates = self._memories.live_duplicates(container_tag, digests)
             for item, digest, vector, near in zip(items, digests, vectors, neighbours, strict=True):

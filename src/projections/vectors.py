@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import math
 import os
 import threading
 import time
@@ -143,11 +144,15 @@ class _Mirror:
         return top_k(np.einsum("ij,j->i", self.matrix[rows], query), self.labels[rows], k)
 
     def scan_many(
-        self, queries: NDArray[np.float32], k: int, labels: Sequence[int]
+        self,
+        queries: NDArray[np.float32],
+        k: int,
+        labels: Sequence[int],
+        at_least: float = -math.inf,
     ) -> list[list[tuple[int, float]]]:
         """``scan`` for several unit queries at once: one matrix product."""
         rows = self.rows_of(labels)
-        return top_k_many(queries, self.matrix[rows], self.labels[rows], k)
+        return top_k_many(queries, self.matrix[rows], self.labels[rows], k, at_least)
 
     def rows_of(self, labels: Sequence[int] | AbstractSet[int]) -> NDArray[np.int64]:
         """The rows of those ``labels`` that are stored."""
@@ -192,14 +197,38 @@ def top_k(
 
 
 def top_k_many(
-    queries: NDArray[np.float32], candidates: NDArray[np.float32], labels: NDArray[np.int64], k: int
+    queries: NDArray[np.float32],
+    candidates: NDArray[np.float32],
+    labels: NDArray[np.int64],
+    k: int,
+    at_least: float = -math.inf,
 ) -> list[list[tuple[int, float]]]:
-    """``top_k`` of each unit query against the rows of ``candidates``: one matrix product and
-    one partition for all of them."""
+    """``top_k`` of each unit query against the rows of ``candidates``, keeping only
+    similarities of ``at_least`` or more: one matrix product and one partition for all of
+    them."""
+    found_for: list[list[tuple[int, float]]] = [[] for _ in range(queries.shape[0])]
     if labels.size == 0 or k <= 0:
-        return [[] for _ in range(queries.shape[0])]
+        return found_for
     # One (n, d) x (d, q) product: OpenBLAS took 2 to 3 times longer for (q, d) x (d, n).
     scores = (candidates @ queries.T).T
+    asked = np.arange(queries.shape[0])
+    if at_least > -math.inf:
+        # Most rows of a write's near-duplicate check have no candidate that close: they skip
+        # the partition and the sort.
+        asked = np.flatnonzero(scores.max(axis=1) >= at_least)
+        scores = scores[asked]
+    for row, hits in zip(asked.tolist(), _best_of(scores, labels, k), strict=True):
+        found_for[row] = [hit for hit in hits if hit[1] >= at_least]
+    return found_for
+
+
+def _best_of(
+    scores: NDArray[np.float32], labels: NDArray[np.int64], k: int
+) -> list[list[tuple[int, float]]]:
+    """The ``k`` best ``(label, score)`` of each row of ``scores``, best first, equal scores by
+    label."""
+    if scores.shape[0] == 0:
+        return []
     if labels.size > k:
         top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
         scores = np.take_along_axis(scores, top, axis=1)
@@ -389,9 +418,11 @@ class VectorIndex:
         *,
         allowed: AbstractSet[int],
         scope: Hashable | None = None,
+        at_least: float = -math.inf,
     ) -> list[list[tuple[int, float]]]:
-        """``search`` for each row of ``vectors`` within ``allowed``; a small set is scanned
-        exactly for all of them in one matrix product."""
+        """``search`` for each row of ``vectors`` within ``allowed``, similarities under
+        ``at_least`` left out; a small set is scanned exactly for all of them in one matrix
+        product."""
         queries = np.ascontiguousarray(vectors, dtype=np.float32)
         if queries.ndim != 2 or queries.shape[1] != self.dim:
             raise ValueError(f"queries must have shape (n, {self.dim}), not {queries.shape}")
@@ -407,10 +438,17 @@ class VectorIndex:
                 units = queries / norms.reshape(-1, 1)
                 if scope is not None:
                     labels, rows = self._scope_rows(scope, allowed)
-                    return top_k_many(units, rows, labels, k)
+                    return top_k_many(units, rows, labels, k, at_least)
                 listed = list(allowed - self._deleted if self._deleted else allowed)
-                return self._mirror.scan_many(units, k, listed)
-        return [self.search(query, k, allowed=allowed, scope=scope) for query in queries]
+                return self._mirror.scan_many(units, k, listed, at_least)
+        return [
+            [
+                hit
+                for hit in self.search(query, k, allowed=allowed, scope=scope)
+                if hit[1] >= at_least
+            ]
+            for query in queries
+        ]
 
     def _scope_rows(
         self, scope: Hashable, allowed: AbstractSet[int]

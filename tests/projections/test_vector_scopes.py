@@ -67,6 +67,13 @@ def test_scoped_searches_equal_fresh_scans(steps: list[tuple[Any, ...]]) -> None
             assert [[label for label, _ in hits] for hits in many] == [
                 [label for label, _ in hits] for hits in plain
             ]
+            # A floor keeps the same hits, those under it left out; rows left with none
+            # (most of them, at a high floor) skip the ranking altogether.
+            for floor in (0.0, 0.5, 0.9):
+                floored = index.search_many(
+                    queries, k, allowed=sets[which], scope=("many", which), at_least=floor
+                )
+                assert floored == [[hit for hit in hits if hit[1] >= floor] for hits in many]
 
 
 def test_a_scope_keeps_its_rows_between_searches_and_follows_its_set() -> None:
