@@ -9,8 +9,10 @@ single-memory ``POST /memories`` requests for a fixed time (acknowledged writes/
 status mix). The server is stopped with SIGTERM and booted again on the populated store (time
 until ``/health`` answers), stopped with SIGINT, the data directory measured (bytes per memory),
 booted once more (the boot the goal is judged on), stopped, and ``mnemolog rebuild`` run on
-it. Every figure is taken over HTTP with httpx and keep-alive, one client per thread. Nothing
-is asserted: goals are reported as met or not met.
+it. Every figure is taken over HTTP, one keep-alive connection per client thread, with the
+lean standard-library client of ``keepalive.py``; the round trip of an empty request
+(``GET /health``) is printed as the floor under every latency. Nothing is asserted: goals are
+reported as met or not met.
 
     .venv/bin/python bench/recall.py [--tiers quality,fast] [--sizes 1000,10000,100000]
                                      [--quick] [--seconds 5] [--queries 300] [--json]
@@ -38,7 +40,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+from keepalive import KeepAlive, TransportError
 from latency import latency_summary
 
 MNEMOLOG = Path(sys.executable).parent / "mnemolog"
@@ -309,7 +311,7 @@ class Server:
                 env=self.env,
             )
         deadline = started + BOOT_TIMEOUT
-        with httpx.Client(base_url=self.base_url, timeout=5.0) as client:
+        with KeepAlive(self.base_url, timeout=5.0) as client:
             while time.perf_counter() < deadline:
                 if self.proc.poll() is not None:
                     raise RuntimeError(
@@ -318,7 +320,7 @@ class Server:
                 try:
                     if client.get("/health").status_code == 200:
                         return time.perf_counter() - started
-                except httpx.TransportError:
+                except TransportError:
                     pass
                 time.sleep(HEALTH_POLL)
         raise TimeoutError(f"{self.base_url} did not answer /health in {BOOT_TIMEOUT:g} s")
@@ -363,9 +365,9 @@ class Server:
         return "\n".join(text.splitlines()[-lines:])
 
 
-def client(base_url: str) -> httpx.Client:
-    """One keep-alive connection (httpx sets TCP_NODELAY)."""
-    return httpx.Client(base_url=base_url, timeout=120.0, limits=httpx.Limits(max_connections=1))
+def client(base_url: str) -> KeepAlive:
+    """One keep-alive connection with TCP_NODELAY."""
+    return KeepAlive(base_url, timeout=120.0)
 
 
 def progress(message: str) -> None:
@@ -448,6 +450,11 @@ def search(base_url: str, containers: list[str], count: int, seed: int) -> dict[
             traces.append(answer["traceId"])
             hits.append(len(answer["results"]))
         elapsed_all = time.perf_counter() - began
+        floor: list[float] = []  # an empty request on the same connection
+        for _ in range(count):
+            t0 = time.perf_counter()
+            http.get("/health")
+            floor.append(time.perf_counter() - t0)
         stages: dict[str, list[float]] = {}
         for trace in traces:
             response = http.get(f"/inspect/{trace}")
@@ -463,6 +470,7 @@ def search(base_url: str, containers: list[str], count: int, seed: int) -> dict[
         "errors": errors,
         "mean_results": sum(hits) / len(hits) if hits else 0.0,
         "stage_p50_ms": server,
+        "empty_request_p50_ms": latency_summary(floor)["p50_ms"],
         **latency_summary(latencies),
     }
 
@@ -499,7 +507,7 @@ def writes(
                 t0 = time.perf_counter()
                 try:
                     response = http.post("/memories", json=body)
-                except httpx.TransportError:
+                except TransportError:
                     errors[index] += 1
                     response = None
                 t1 = time.perf_counter()
@@ -764,7 +772,8 @@ def render_run(run: dict[str, Any]) -> list[str]:
             "  search stages, server p50 ms: "
             + ", ".join(f"{k} {_ms(v)}" for k, v in stages.items())
             + f"; rest of the request ~{rest:.2f} (HTTP, allowed set, trace append + sync);"
-            f" {s['mean_results']:.1f} results a query"
+            f" {s['mean_results']:.1f} results a query; an empty request (GET /health)"
+            f" {_ms(s.get('empty_request_p50_ms'))} p50"
         )
     cpu = [
         (name, figures)
@@ -828,8 +837,8 @@ def render(report: dict[str, Any]) -> str:
     env = report["environment"]
     lines = [
         "mnemolog: writes, batched ingest, search, boot and rebuild through the REST API",
-        f"  {env['dir']}  |  {env['cpus']} CPUs  |  Python {env['python']}  |  httpx"
-        f" {env['httpx']}  |  {report['seconds']:g} s per write run, {report['queries']}"
+        f"  {env['dir']}  |  {env['cpus']} CPUs  |  Python {env['python']}  |  client"
+        f" {env['client']}  |  {report['seconds']:g} s per write run, {report['queries']}"
         " queries",
         f"  load average before {_load(env['load_average_before'])}, after"
         f" {_load(env['load_average_after'])} (other processes on the machine skew every figure)",
@@ -945,7 +954,7 @@ def main(argv: list[str] | None = None) -> int:
             "dir": str(args.dir.resolve()),
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
-            "httpx": httpx.__version__,
+            "client": "http.client, keep-alive (bench/keepalive.py)",
             "load_average_before": load_before,
             "load_average_after": os.getloadavg(),
         },
