@@ -32,7 +32,7 @@ from .chunking import RECIPE as CHUNKER
 from .chunking import chunk
 from .embedding.port import Embedder, embed_bytes
 from .errors import InvalidInput, KeyDestroyed, NotFound, VersionConflict
-from .eventlog import Actor, Appended, Draft, EventLog, KeyStore, Sealed, Sealer
+from .eventlog import Actor, Appended, Draft, EventLog, KeyStore, Sealed, Sealer, StoredRecord
 from .eventlog.events import (
     AnyEvent,
     ChainForgotten,
@@ -178,7 +178,7 @@ class SubmittedGroups:
         self,
         results: list[list[WriteOutcome] | Exception],
         *,
-        sync_to: Callable[[int], object],
+        sync_to: Callable[[int, Sequence[StoredRecord]], object],
         land: Callable[[str, object], None],
     ) -> None:
         self._results = results
@@ -192,19 +192,23 @@ class SubmittedGroups:
         results = self._results
         try:
             last = 0
+            appended: list[StoredRecord] = []
             for n, _, _, future, outcomes in self.decided:
                 try:
-                    seqs = future.result().seqs
+                    done = future.result()
                 except Exception as exc:
                     results[n] = exc
                     continue
+                seqs = done.seqs
+                appended.extend(done.records)
                 last = max(last, seqs[-1])
                 results[n] = [
                     msgspec.structs.replace(o, seq=seq)
                     for o, seq in zip(outcomes, seqs, strict=True)
                 ]
             if last:
-                self._sync_to(last)
+                appended.sort(key=lambda r: r.seq)
+                self._sync_to(last, appended)
         finally:
             self.abandon()
         return results

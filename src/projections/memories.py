@@ -189,6 +189,9 @@ class MemoryProjection(SqliteProjection):
         self._live: dict[str, set[int]] = {}
         self._live_row: dict[str, tuple[str, int]] = {}  # memory_id -> (container, row_id)
         self._touched: set[str] = set()  # chains changed by the batch being applied
+        # Chains the batch made: (container, row id) of their one version, live unless
+        # another record of the batch touches them (then they are read back like the rest).
+        self._born: dict[str, tuple[str, int]] = {}
         # New chains of the batch not inserted yet: (chain row, version row, vector row).
         self._written: list[
             tuple[tuple[object, ...], tuple[object, ...], tuple[int, bytes] | None]
@@ -204,11 +207,13 @@ class MemoryProjection(SqliteProjection):
             self._load_live()
 
     def _committed(self) -> None:
-        self._refresh_live(self._touched)
+        self._refresh_live(self._touched, self._born)
         self._touched.clear()
+        self._born.clear()
 
     def _rolled_back(self) -> None:
         self._touched.clear()
+        self._born.clear()
         self._written.clear()
         self._load_live()  # a container erase may have dropped live rows before the failure
 
@@ -237,7 +242,9 @@ class MemoryProjection(SqliteProjection):
         record = stored.record
         event = record.event
         memory_id = getattr(event, "memory_id", None)
-        if isinstance(memory_id, str):
+        if isinstance(event, MemoryWritten) and memory_id not in self._touched:
+            self._born[event.memory_id] = (event.container_tag, record.seq)
+        elif isinstance(memory_id, str):
             self._touched.add(memory_id)
         if isinstance(event, MemoryWritten):
             # A new chain touches no row another event reads: held back and inserted with the
@@ -478,7 +485,15 @@ class MemoryProjection(SqliteProjection):
         self._live[container_tag] = live
         return live
 
-    def _refresh_live(self, touched: set[str]) -> None:
+    def _refresh_live(self, touched: set[str], born: dict[str, tuple[str, int]]) -> None:
+        for memory_id, (container_tag, row_id) in born.items():
+            if memory_id in touched:
+                continue
+            # Only held sets are kept in step; the others are read whole when asked for.
+            live = self._live.get(container_tag)
+            if live is not None:
+                live.add(row_id)
+                self._live_row[memory_id] = (container_tag, row_id)
         for memory_id in touched:
             old = self._live_row.pop(memory_id, None)
             if old is not None:

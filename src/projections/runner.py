@@ -8,7 +8,7 @@ stopped; ``rebuild`` wipes it and replays from the first record. The write path 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from ..eventlog import EventLog, StoredRecord
@@ -44,11 +44,14 @@ class ProjectionRunner:
         """Apply everything the log holds; return the seq every projection has reached."""
         return self.sync_to(self._log.head().seq)
 
-    def sync_to(self, seq: int) -> int:
+    def sync_to(self, seq: int, appended: Sequence[StoredRecord] = ()) -> int:
+        """Apply the log up to ``seq``. ``appended`` are records the caller just appended, as
+        the log returned them: when they are exactly what is missing, they are folded as they
+        are instead of being read back and decoded (the write path's case)."""
         with self._lock:
             start = min((p.last_seq() for p in self._projections), default=seq) + 1
             batch: list[StoredRecord] = []
-            for stored in self._log.read(start, limit=max(seq - start + 1, 0)):
+            for stored in self._records(start, seq, appended):
                 batch.append(stored)
                 if len(batch) >= _BATCH:
                     self._apply(batch)
@@ -56,6 +59,17 @@ class ProjectionRunner:
             if batch:
                 self._apply(batch)
             return min((p.last_seq() for p in self._projections), default=seq)
+
+    def _records(
+        self, start: int, seq: int, appended: Sequence[StoredRecord]
+    ) -> Iterable[StoredRecord]:
+        if appended and appended[0].seq <= start and appended[-1].seq >= seq:
+            ahead = start - appended[0].seq
+            missing = appended[ahead : ahead + seq - start + 1]
+            # In seq order without gaps (one append's records, or several in a row).
+            if all(r.seq == start + n for n, r in enumerate(missing)):
+                return missing
+        return self._log.read(start, limit=max(seq - start + 1, 0))
 
     def position(self) -> int:
         """The seq every projection has applied: what a reader sees at least."""

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mnemolog.eventlog import Actor, Draft, KeyStore, LmdbEventLog, Sealer
+from mnemolog.eventlog import Actor, Draft, KeyStore, LmdbEventLog, Sealer, StoredRecord
 from mnemolog.eventlog.events import (
     ChainForgotten,
     ChainRestored,
@@ -275,3 +275,65 @@ def test_a_held_live_set_is_kept_in_step_not_dropped(world: World) -> None:
     assert now is held  # the same set, kept in step
     latest = {world.projection.latest(m).row_id for m in ("m1", "m2")}  # type: ignore[union-attr]
     assert set(now) == latest and not first & set(now)
+
+
+def test_one_append_that_makes_and_changes_chains_keeps_the_live_set_true(world: World) -> None:
+    """Chains made and then changed by the same batch (superseded, forgotten) are read back;
+    those only made join the held set as they are. The batch comes straight from the append,
+    as the write path hands it to the runner."""
+    write(world, "m1", "Ada keeps bees")
+    held = world.projection.live_rows("c1")
+    events = [
+        _made(world, "m2", "Ada sells honey"),
+        MemorySuperseded(
+            memory_id="m2",
+            version_id="m2-v2",
+            version=2,
+            supersedes_version_id="m2-v1",
+            container_tag="c1",
+            content=world.seal("m2", "Ada sells wax"),  # type: ignore[arg-type]
+            similarity=0.9,
+        ),
+        _made(world, "m3", "Ada walks to the hives"),
+        ChainForgotten(memory_id="m3", reason=world.seal("m3", "wrong")),  # type: ignore[arg-type]
+        _made(world, "m4", "Ada names her queen"),
+    ]
+    appended = world.log.append([Draft(ACTOR, e) for e in events])  # type: ignore[arg-type]
+    world.runner.sync_to(appended.seqs[-1], appended.records)
+    assert world.projection.live_rows("c1") is held
+    assert_live_in_step(world)
+    assert {world.projection.by_row_ids([r])[r].memory_id for r in held} == {"m1", "m2", "m4"}
+    assert_rebuild_equals(world, world.root)
+
+
+def test_records_handed_over_are_applied_only_when_they_are_exactly_what_is_missing(
+    world: World,
+) -> None:
+    reads: list[int] = []
+
+    class CountingLog:
+        def read(self, from_seq: int = 1, limit: int | None = None) -> Iterator[StoredRecord]:
+            reads.append(from_seq)
+            return world.log.read(from_seq, limit)
+
+    runner = ProjectionRunner(CountingLog(), [world.projection])  # type: ignore[arg-type]
+    first = world.log.append([Draft(ACTOR, _made(world, "m1"))])
+    runner.sync_to(first.seqs[-1], first.records)
+    assert reads == []  # folded as handed over
+    second = world.log.append([Draft(ACTOR, _made(world, "m2"))])
+    third = world.log.append([Draft(ACTOR, _made(world, "m3"))])
+    runner.sync_to(third.seqs[-1], third.records)  # the second append is missing from it
+    assert reads == [second.seqs[0]]
+    assert world.projection.last_seq() == third.seqs[-1]
+    latest = world.projection.list_latest(container_tag="c1", limit=9)[0]
+    assert {r.memory_id for r in latest} == {"m1", "m2", "m3"}
+    assert_rebuild_equals(world, world.root)
+
+
+def _made(world: World, memory_id: str, text: str = "a fact") -> MemoryWritten:
+    return MemoryWritten(
+        memory_id=memory_id,
+        version_id=f"{memory_id}-v1",
+        container_tag="c1",
+        content=world.seal(memory_id, f"{text} ({memory_id})"),  # type: ignore[arg-type]
+    )
