@@ -15,6 +15,11 @@ from pathlib import Path
 from ..eventlog import StoredRecord
 
 CACHE_KIB = 128 * 1024  # page cache per connection, at most
+# A batch that changes no row of a projection (a write, for the traces projection) does not
+# write its last seq either: that write was a third of the SQLite time of a single-memory
+# write. The stored seq may fall this many records behind; a restart then refolds at most
+# these (they change nothing again) before the projection is current.
+LAST_SEQ_LAG_MAX = 1000
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -39,7 +44,8 @@ def scrub(conn: sqlite3.Connection) -> None:
 
 class SqliteProjection:
     """A projection kept in one SQLite file: its schema, its last seq (in the same transaction
-    as the rows of each batch), scrubbing after an erase, and a reset that deletes the files.
+    as the rows of each batch that changes any, and at least every ``LAST_SEQ_LAG_MAX``
+    records), scrubbing after an erase, and a reset that deletes the files.
 
     Subclasses set ``name`` and ``schema`` and fold one record at a time in ``_fold``.
     """
@@ -59,6 +65,7 @@ class SqliteProjection:
         # Kept in memory as well: the runner and every recall ask for it, and reading it
         # from the table would wait for a batch being applied.
         self._last_seq = 0 if row is None else int(row[0])
+        self._stored_seq = self._last_seq  # what the meta table holds
         return conn
 
     def last_seq(self) -> int:
@@ -66,17 +73,18 @@ class SqliteProjection:
 
     def apply(self, records: Sequence[StoredRecord]) -> None:
         erased = False
+        seq = records[-1].seq
         with self._lock:
+            changes = self._conn.total_changes
             self._conn.execute("BEGIN")
             try:
                 for stored in records:
                     erased |= self._fold(stored)
                 self._end_batch()
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO meta VALUES ('last_seq', ?)", (str(records[-1].seq),)
-                )
+                if self._conn.total_changes != changes or seq - self._stored_seq > LAST_SEQ_LAG_MAX:
+                    self._store_seq(seq)
                 self._conn.execute("COMMIT")
-                self._last_seq = records[-1].seq
+                self._last_seq = seq
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 self._rolled_back()
@@ -84,6 +92,10 @@ class SqliteProjection:
             if erased:
                 scrub(self._conn)
             self._committed()
+
+    def _store_seq(self, seq: int) -> None:
+        self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_seq', ?)", (str(seq),))
+        self._stored_seq = seq
 
     def _fold(self, stored: StoredRecord) -> bool:
         """Apply one record inside the batch's transaction; True when it erased text."""
@@ -108,6 +120,8 @@ class SqliteProjection:
 
     def close(self) -> None:
         with self._lock:
+            if self._stored_seq != self._last_seq:
+                self._store_seq(self._last_seq)  # autocommit: a statement of its own
             self._conn.close()
 
 

@@ -1,0 +1,94 @@
+"""A SQLite projection stores its last seq with the batches that change it, lets it lag by at
+most ``LAST_SEQ_LAG_MAX`` records over batches that do not, and loses nothing by the lag."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mnemolog.eventlog import LmdbEventLog, StoredRecord
+from mnemolog.eventlog.events import AgentSignal
+from mnemolog.projections import sqlite as sqlite_module
+from mnemolog.projections.runner import ProjectionRunner
+from mnemolog.projections.sqlite import SqliteProjection
+
+from ..factories import signal_draft
+
+
+class Kept(SqliteProjection):
+    """Keeps the labels of the signals whose label starts with "keep"; ignores the rest."""
+
+    name = "kept"
+    schema = "CREATE TABLE IF NOT EXISTS kept (seq INTEGER PRIMARY KEY, label TEXT NOT NULL);"
+
+    def _fold(self, stored: StoredRecord) -> bool:
+        event = stored.record.event
+        if isinstance(event, AgentSignal) and event.label.startswith("keep"):
+            self._conn.execute("INSERT INTO kept VALUES (?, ?)", (stored.seq, event.label))
+        return False
+
+    def rows(self) -> list[tuple[int, str]]:
+        with self._lock:
+            return self._conn.execute("SELECT seq, label FROM kept ORDER BY seq").fetchall()
+
+
+def stored_seq(path: Path) -> int:
+    with sqlite3.connect(path) as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'last_seq'").fetchone()
+    return 0 if row is None else int(row[0])
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Iterator[LmdbEventLog]:
+    opened = LmdbEventLog(tmp_path / "log")
+    yield opened
+    opened.close()
+
+
+def append(log: LmdbEventLog, runner: ProjectionRunner, *labels: str) -> int:
+    seq = log.append([signal_draft(label) for label in labels]).seqs[-1]
+    runner.sync_to(seq)
+    return seq
+
+
+def test_the_last_seq_is_stored_with_changes_and_at_the_latest_every_lag(
+    tmp_path: Path, log: LmdbEventLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_module, "LAST_SEQ_LAG_MAX", 5)
+    path = tmp_path / "kept.sqlite3"
+    kept = Kept(path)
+    runner = ProjectionRunner(log, [kept])
+    first = append(log, runner, "keep a")
+    assert kept.last_seq() == stored_seq(path) == first
+    quiet = append(log, runner, "skip b", "skip c")
+    assert kept.last_seq() == quiet
+    assert stored_seq(path) == first  # nothing changed: nothing written
+    late = append(log, runner, *[f"skip {n}" for n in range(5)])
+    assert stored_seq(path) == late  # more than five records behind: stored anyway
+    last = append(log, runner, "skip z")
+    kept.close()
+    assert stored_seq(path) == last  # a clean close stores where it stands
+
+
+def test_a_lagging_seq_after_a_crash_refolds_to_the_same_rows(
+    tmp_path: Path, log: LmdbEventLog
+) -> None:
+    path = tmp_path / "kept.sqlite3"
+    kept = Kept(path)
+    runner = ProjectionRunner(log, [kept])
+    append(log, runner, "keep a", "skip b")
+    append(log, runner, "skip c", "skip d")
+    head = append(log, runner, "skip e")
+    before = kept.rows()
+    assert stored_seq(path) < head  # a crash now leaves the stored seq behind
+    reopened = Kept(path)  # the first connection is abandoned, as a crash would leave it
+    try:
+        assert reopened.last_seq() < head
+        assert ProjectionRunner(log, [reopened]).catch_up() == head
+        assert reopened.rows() == before == [(1, "keep a")]
+    finally:
+        reopened.close()
+        kept.close()
