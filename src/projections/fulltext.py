@@ -61,6 +61,7 @@ import contextlib
 import fcntl
 import heapq
 import json
+import logging
 import math
 import os
 import shutil
@@ -82,6 +83,8 @@ from ..errors import DataDirLocked
 from ..fsync import fsync_path, fsync_tree
 
 __all__ = ["FullTextIndex", "TextDoc"]
+
+log = logging.getLogger(__name__)
 
 FORMAT = 2  # 2: the text field is analysed by ``_ANALYZER`` (stop words, stemming)
 INDEX_DIR = "index"
@@ -268,6 +271,10 @@ class FullTextIndex:
             _finish_interrupted_purge(self.directory)
             last_seq = _read_sidecar(self.directory)
             if last_seq is None:  # an index of another format: analysed otherwise, rebuild it
+                log.warning(
+                    "the full-text index in %s has another format: it is rebuilt from the log",
+                    self.directory,
+                )
                 shutil.rmtree(self.directory / INDEX_DIR, ignore_errors=True)
             self._last_seq = last_seq or 0
             self._index, reset = _open_index(self.directory / INDEX_DIR)

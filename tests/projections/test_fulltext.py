@@ -326,7 +326,9 @@ def test_question_words_are_left_out_of_queries(index: FullTextIndex) -> None:
     assert index.search("what did she do", 5) == []
 
 
-def test_an_index_of_the_first_format_is_rebuilt_from_the_log(tmp_path: Path) -> None:
+def test_an_index_of_the_first_format_is_rebuilt_from_the_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     # Format 1 analysed text with tantivy's default tokenizer (no stemming): its terms are
     # not the terms queries now search for, so the index is dropped and the log replayed.
     import tantivy
@@ -344,6 +346,7 @@ def test_an_index_of_the_first_format_is_rebuilt_from_the_log(tmp_path: Path) ->
     del old, writer
     (tmp_path / "fulltext.json").write_text('{"format": 1, "last_seq": 5}')
     with FullTextIndex(tmp_path, background=False) as reopened:
+        assert "has another format: it is rebuilt from the log" in caplog.text
         assert reopened.last_seq == 0  # the owner replays the whole log
         assert reopened.search("researching", 5) == []
         reopened.add([TextDoc(1, "c1", "researching agencies")], seq=5)
