@@ -61,6 +61,12 @@ MMR_LAMBDA = 0.9
 # BM25 terms, 3 ranks gave 0.875 and 5 give 0.91 again, recall unchanged.
 AGREED_RANKS = 5
 UPDATE_GAP_NS = 86_400 * 1_000_000_000  # one day: statements of one conversation keep their order
+# The version of the ranking rules: the fusion constants above and the full-text analysis. A
+# recall records it, so that a replay by a build that ranks otherwise reports the trace as not
+# verifiable by that build, not as differing. 1 (recorded as no version): equal fusion
+# weights, RRF 10, tantivy's default tokenizer. 2: stemming, stop words and question words,
+# the vector list weighted 0.7, RRF 8, agreed candidates from the top five.
+RANKING = 2
 POOL = 50  # candidates taken from each index (at least; five times the limit when larger)
 _NS_PER_DAY = 86_400 * 1_000_000_000
 
@@ -209,6 +215,7 @@ class Recall:
                 "diversify": request.diversify,
                 "asOf": request.as_of,
                 "includeForgotten": request.include_forgotten,
+                "ranking": RANKING,
             },
         )
         future = self._log.submit([Draft(actor, event)])

@@ -10,7 +10,8 @@ digest must equal the digest of what was sent.
 
 A trace is *unverifiable*, and left out of the figure, when erasure took what it needs: its
 query's container key, or any subject that existed when it ran (its text fed the indexes'
-statistics, and perhaps the answer). Erasure is meant to make that unrecoverable.
+statistics, and perhaps the answer). Erasure is meant to make that unrecoverable. So is a trace
+ranked by another version of the ranking rules (``recall.RANKING``) than this build's.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ..embedding.port import Embedder
 from ..eventlog import EventLog, Sealer, StoredRecord
 from ..eventlog.events import Candidate, ContextInjected, RecallPerformed, SubjectErased
 from ..proxy.render import MEMORIES_RENDERER, RenderedMemory, digest, render_memories
-from ..recall import RecallRequest
+from ..recall import RANKING, RecallRequest
 from ..subjects import container_subject, document_subject, memory_subject
 from .world import World
 
@@ -143,6 +144,9 @@ def _check(world: World, stored: StoredRecord, history: _History) -> TraceCheck:
         lost.insert(0, f"the query's container {event.container_tag!r} was erased")
     if event.view_seq is None or not event.index_seqs:
         lost.append("the event does not record where the read models and indexes stood")
+    ranking = int(event.params.get("ranking") or 1)
+    if ranking != RANKING:
+        lost.append(f"ranked by version {ranking} of the ranking rules; this build has {RANKING}")
     if lost:
         return msgspec.structs.replace(base, status="unverifiable", reasons=lost)
     assert query is not None

@@ -18,6 +18,7 @@ from mnemolog.clock import iso
 from mnemolog.eventlog import Actor
 from mnemolog.lifecycle import NewMemory
 from mnemolog.recall import RecallRequest
+from mnemolog.replay import fidelity as fidelity_module
 from mnemolog.replay.command import opened, pinned_embedder
 from mnemolog.replay.fidelity import check_traces
 from mnemolog.replay.world import scratch_root
@@ -210,6 +211,26 @@ def test_a_changed_ranking_is_caught(history: History, monkeypatch: pytest.Monke
         )
     assert report.differs == 2 and report.fidelity == 0.0
     assert all("differs in" in " ".join(t.reasons) for t in report.traces if t.status == "differs")
+
+
+def test_a_trace_of_another_ranking_version_is_unverifiable_not_differing(
+    history: History, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A build whose ranking rules changed (and said so) cannot re-derive the traces of the
+    # rules before: it names them unverifiable, with the versions, and does not call them
+    # differing, which would read as a fault in the log.
+    monkeypatch.setattr(recall_module, "RRF_K", recall_module.RRF_K + 7)
+    monkeypatch.setattr(fidelity_module, "RANKING", recall_module.RANKING + 1)
+    settings = Settings(data_dir=history.data_dir, embedder="quality")
+    with opened(settings) as o:
+        report = check_traces(
+            o.log, o.sealer, pinned_embedder(settings, o.log), scratch_root(history.data_dir)
+        )
+    assert report.differs == 0 and report.exact == 0 and report.fidelity is None
+    later = [t for t in report.traces if not any("erased" in r for r in t.reasons)]
+    assert len(later) == 2
+    wanted = f"ranked by version {recall_module.RANKING} of the ranking rules"
+    assert all(t.status == "unverifiable" and wanted in t.reasons[0] for t in later)
 
 
 def test_replay_runs_beside_the_running_server(history: History) -> None:
