@@ -50,8 +50,9 @@ class Entry(NamedTuple):
 
 
 class IndexSource(Protocol):
-    def entries(self, stored: StoredRecord) -> list[Entry]:
-        """What this record adds to the index (nothing for an erased subject)."""
+    def entries(self, stored: StoredRecord, *, vectors: bool = True) -> list[Entry]:
+        """What this record adds to the index (nothing for an erased subject); without
+        ``vectors`` the entries' vectors are left unopened (None)."""
         ...
 
     def erased(self, event: SubjectErased) -> list[int]:
@@ -69,14 +70,15 @@ class MemorySource:
         self._sealer = sealer
         self._memories = memories
 
-    def entries(self, stored: StoredRecord) -> list[Entry]:
+    def entries(self, stored: StoredRecord, *, vectors: bool = True) -> list[Entry]:
         event = stored.record.event
         if not isinstance(event, MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported):
             return []
         text = self._sealer.open_text(event.content)
         if text is None:
             return []
-        vector = None if event.embedding is None else self._sealer.open(event.embedding)
+        sealed = event.embedding if vectors else None
+        vector = None if sealed is None else self._sealer.open(sealed)
         return [Entry(stored.seq, event.container_tag, text, vector)]
 
     def erased(self, event: SubjectErased) -> list[int]:
@@ -99,23 +101,22 @@ class DocumentSource:
         self._documents = documents
         self._width = dimension * 4  # float32 bytes per chunk vector
 
-    def entries(self, stored: StoredRecord) -> list[Entry]:
+    def entries(self, stored: StoredRecord, *, vectors: bool = True) -> list[Entry]:
         event = stored.record.event
         if not isinstance(event, DocumentIngested):
             return []
         text = self._sealer.open_text(event.content)
         if text is None:
             return []
-        vectors = (
-            None if event.chunk_embeddings is None else self._sealer.open(event.chunk_embeddings)
-        )
+        sealed = event.chunk_embeddings if vectors else None
+        opened = None if sealed is None else self._sealer.open(sealed)
         base = stored.seq * CHUNK_SLOTS
         return [
             Entry(
                 base + i,
                 event.container_tag,
                 piece.text,
-                None if vectors is None else vectors[i * self._width : (i + 1) * self._width],
+                None if opened is None else opened[i * self._width : (i + 1) * self._width],
             )
             for i, piece in enumerate(chunk(text))
         ]
@@ -222,7 +223,8 @@ class FullTextProjection:
                 self.index.purge(self._source.erased(event), seq=stored.seq)
                 continue
             docs.extend(
-                TextDoc(e.label, e.container_tag, e.text) for e in self._source.entries(stored)
+                TextDoc(e.label, e.container_tag, e.text)
+                for e in self._source.entries(stored, vectors=False)
             )
         if docs:
             self.index.add(docs, seq=records[-1].seq)
