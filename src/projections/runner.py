@@ -63,13 +63,17 @@ class ProjectionRunner:
     def _records(
         self, start: int, seq: int, appended: Sequence[StoredRecord]
     ) -> Iterable[StoredRecord]:
-        if appended and appended[0].seq <= start and appended[-1].seq >= seq:
+        count = seq - start + 1
+        if count <= 0:
+            return []
+        if appended and appended[0].seq <= start:
+            # Where ``start`` would be if ``appended`` had no gap; whether it has one there is
+            # checked record by record (several appends may have others' records between them).
             ahead = start - appended[0].seq
-            missing = appended[ahead : ahead + seq - start + 1]
-            # In seq order without gaps (one append's records, or several in a row).
-            if all(r.seq == start + n for n, r in enumerate(missing)):
+            missing = appended[ahead : ahead + count]
+            if len(missing) == count and all(r.seq == start + n for n, r in enumerate(missing)):
                 return missing
-        return self._log.read(start, limit=max(seq - start + 1, 0))
+        return self._log.read(start, limit=count)
 
     def position(self) -> int:
         """The seq every projection has applied: what a reader sees at least."""

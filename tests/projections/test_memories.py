@@ -325,8 +325,17 @@ def test_records_handed_over_are_applied_only_when_they_are_exactly_what_is_miss
     runner.sync_to(third.seqs[-1], third.records)  # the second append is missing from it
     assert reads == [second.seqs[0]]
     assert world.projection.last_seq() == third.seqs[-1]
+    # Appends handed over together with another writer's record between them (the groups of
+    # one write), that writer having applied everything up to the gap: what lies past the gap
+    # is still folded, never skipped.
+    ours = [world.log.append([Draft(ACTOR, _made(world, m))]) for m in ("m4", "m5")]
+    theirs = world.log.append([Draft(ACTOR, _made(world, "m6"))])
+    runner.sync_to(theirs.seqs[-1])
+    ours.append(world.log.append([Draft(ACTOR, _made(world, "m7"))]))
+    runner.sync_to(ours[-1].seqs[-1], [r for a in ours for r in a.records])
+    assert world.projection.last_seq() == ours[-1].seqs[-1]
     latest = world.projection.list_latest(container_tag="c1", limit=9)[0]
-    assert {r.memory_id for r in latest} == {"m1", "m2", "m3"}
+    assert {r.memory_id for r in latest} == {f"m{n}" for n in range(1, 8)}
     assert_rebuild_equals(world, world.root)
 
 
