@@ -147,7 +147,8 @@ _ANALYZER = _words_analyzer(tantivy.Filter.stopword("english"), tantivy.Filter.s
 QUESTION_WORDS = (
     *("what", "when", "where", "who", "whom", "whose", "which", "why", "how"),
     *("do", "does", "did", "have", "has", "had"),
-    *("can", "could", "would", "should", "will", "shall", "may", "might", "must"),
+    # Not "may": it is also a month, and a memory's date is often what a question is about.
+    *("can", "could", "would", "should", "will", "shall", "might", "must"),
 )
 _QUERY_ANALYZER = _words_analyzer(
     tantivy.Filter.stopword("english"),

@@ -324,6 +324,8 @@ def test_question_words_are_left_out_of_queries(index: FullTextIndex) -> None:
     # Searched for, "when" and "did" would rank the question above the answer.
     assert labels(index.search("When did Rosa move?", 5)) == [2, 1]
     assert index.search("what did she do", 5) == []
+    index.add([TextDoc(3, "c1", "We moved in May")], seq=3)
+    assert labels(index.search("What happened in May?", 5)) == [3]  # a month, kept
 
 
 def test_an_index_of_the_first_format_is_rebuilt_from_the_log(
