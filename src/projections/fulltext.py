@@ -142,8 +142,9 @@ _ANALYZER = _words_analyzer(tantivy.Filter.stopword("english"), tantivy.Filter.s
 # Words that make a sentence a question (interrogatives, auxiliary and modal verbs) but say
 # nothing of what it is about. Queries to a memory are mostly questions: searched for, these
 # words ranked other questions first ("How did you get Luna?" above "I bought it a year ago in
-# Paris"). They are dropped from queries only; stored text keeps them. bench/retrieval.py,
-# fast tier: recall_all@5 0.457 -> 0.475 on LoCoMo, 0.690 -> 0.716 on LongMemEval turns.
+# Paris"). They are dropped from queries only; stored text keeps them. Fast tier, ranked
+# offline on the candidates the bench/retrieval.py stores returned: recall_all@5 0.457 -> 0.475
+# on LoCoMo, 0.690 -> 0.716 on LongMemEval turns.
 QUESTION_WORDS = (
     *("what", "when", "where", "who", "whom", "whose", "which", "why", "how"),
     *("do", "does", "did", "have", "has", "had"),
