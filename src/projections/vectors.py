@@ -567,17 +567,14 @@ class VectorIndex:
         with self._writer:
             self._drain()
             with self._lock:
-                self._remove(labels)
-
-    def _remove(self, labels: Iterable[int]) -> None:
-        for label in labels:
-            if label in self._deleted:
-                continue
-            try:
-                self._hnsw.mark_deleted(label)
-            except RuntimeError:  # not in the index
-                continue
-            self._deleted.add(label)
+                for label in labels:
+                    if label in self._deleted:
+                        continue
+                    try:
+                        self._hnsw.mark_deleted(label)
+                    except RuntimeError:  # not in the index
+                        continue
+                    self._deleted.add(label)
 
     def scrub(self, labels: Iterable[int], seed: int = 0) -> None:
         """Erase ``labels``: overwrite each stored vector with noise, then hide it.
@@ -590,21 +587,18 @@ class VectorIndex:
         rng = np.random.default_rng(seed)
         with self._writer:
             self._drain()
-            self._scrub(labels, rng)
-
-    def _scrub(self, labels: Iterable[int], rng: np.random.Generator) -> None:
-        with self._lock:
-            present = set(self._hnsw.get_ids_list())
-            for label in labels:
-                if label not in present:
-                    continue
-                noise = rng.standard_normal(self.dim).astype(np.float32).reshape(1, -1)
-                if label in self._deleted:
-                    self._hnsw.unmark_deleted(label)
-                self._hnsw.add_items(noise, np.asarray([label]), num_threads=1)
-                self._mirror.put([label], unit(noise))
-                self._hnsw.mark_deleted(label)
-                self._deleted.add(label)
+            with self._lock:
+                present = set(self._hnsw.get_ids_list())
+                for label in labels:
+                    if label not in present:
+                        continue
+                    noise = rng.standard_normal(self.dim).astype(np.float32).reshape(1, -1)
+                    if label in self._deleted:
+                        self._hnsw.unmark_deleted(label)
+                    self._hnsw.add_items(noise, np.asarray([label]), num_threads=1)
+                    self._mirror.put([label], unit(noise))
+                    self._hnsw.mark_deleted(label)
+                    self._deleted.add(label)
 
     def rebuild(self, items: Iterable[tuple[int, NDArray[np.floating]]]) -> None:
         """Replace the whole index by ``items`` (``(label, vector)`` pairs), from scratch.
