@@ -3,7 +3,9 @@
 Follows the offline recipe of ``bench-data/RECIPE.md`` (section 4): every LoCoMo conversation
 and every LongMemEval question's haystack is written into its own container of a fresh data
 dir, one turn per memory, through ``Lifecycle.write`` (one batch per session), with
-``observed_at`` set from the session date in UTC. Each question is asked through
+``observed_at`` set from the session date in UTC. A LoCoMo turn is written with the turn it
+answers as its ``context`` (the previous turn, when the other speaker said it); LongMemEval's
+turns are the user's side only, so none has one. Each question is asked through
 ``Recall.search`` with the product's defaults, and a BM25-only baseline ranks every turn (one
 document each, as the recipe's lexical baseline) with a plain tantivy index of its own. A served
 version is credited with the turns whose text it holds (its own and the exact duplicates folded
@@ -84,6 +86,7 @@ class Turn:
     text: str
     observed_at: str  # ISO 8601 with an explicit UTC offset
     metadata: dict[str, object] | None = None
+    context: str | None = None  # the turn this one answers: the other speaker's last turn
 
 
 @dataclass(frozen=True)
@@ -132,14 +135,24 @@ def load_locomo(data: Path, limit: int | None) -> list[Haystack]:
         known: set[str] = set()
         for n in numbers:
             date = datetime.strptime(conv[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
-            turns = []
+            turns: list[Turn] = []
             for i, turn in enumerate(conv[f"session_{n}"]):
                 (turn_id,) = normalise_evidence([turn["dia_id"]]) or [turn["dia_id"]]
                 text = f"{turn['speaker']}: {turn['text']}"
                 if turn.get("blip_caption"):
                     text += f" [shares image: {turn['blip_caption']}]"
                 metadata: dict[str, object] = {"speaker": turn["speaker"], "session": n}
-                turns.append(Turn(turn_id, f"D{n}", text, _iso(date, i), metadata))
+                # A reply is written with the turn it answers, as a client that knows who
+                # said what would: the previous turn, when the other speaker said it.
+                before = turns[-1] if turns else None
+                context = (
+                    before.text
+                    if before is not None
+                    and before.metadata is not None
+                    and before.metadata["speaker"] != turn["speaker"]
+                    else None
+                )
+                turns.append(Turn(turn_id, f"D{n}", text, _iso(date, i), metadata, context))
                 known.add(turn_id)
             sessions.append(turns)
         questions = []
@@ -350,7 +363,12 @@ def _one_haystack(core: Core, haystack: Haystack, run: Run, args: argparse.Names
         for start in range(0, len(session), BATCH):
             turns = session[start : start + BATCH]
             items = [
-                NewMemory(content=t.text, observed_at=t.observed_at, metadata=t.metadata)
+                NewMemory(
+                    content=t.text,
+                    observed_at=t.observed_at,
+                    metadata=t.metadata,
+                    context=t.context,
+                )
                 for t in turns
             ]
             for turn, outcome in zip(turns, core.lifecycle.write(tag, items, ACTOR), strict=True):

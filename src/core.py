@@ -71,6 +71,7 @@ class Core:
             raise
         self.vectors = models.vectors
         self.fulltext = models.fulltext
+        self.context_fulltext = models.context_fulltext
         self.documents = models.documents
         self.document_vectors = models.document_vectors
         self.document_fulltext = models.document_fulltext
@@ -106,6 +107,7 @@ class Core:
             memories=self.memories,
             vectors=self.vectors,
             fulltext=self.fulltext,
+            context_fulltext=self.context_fulltext,
             documents=self.documents,
             document_vectors=self.document_vectors,
             document_fulltext=self.document_fulltext,

@@ -68,6 +68,9 @@ class NewMemory(msgspec.Struct, frozen=True, kw_only=True):
     is_static: bool = False
     metadata: dict[str, object] | None = None
     observed_at: str | None = None
+    # What the memory answers or continues (the question a reply answers): searched by
+    # keyword beside the content, never part of it.
+    context: str | None = None
 
 
 class WriteOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -384,6 +387,7 @@ class Lifecycle:
             content=self._sealer.seal_text(subject, item.content),
             embedding=self._sealer.seal(subject, embed_bytes(vector)),
             metadata=self._seal_metadata(subject, item.metadata),
+            context=self._seal_context(subject, item.context),
             is_static=item.is_static,
             observed_at=item.observed_at,
         )
@@ -452,6 +456,7 @@ class Lifecycle:
             similarity=similarity,
             embedding=self._sealer.seal(subject, embed_bytes(vector)),
             metadata=self._seal_metadata(subject, item.metadata),
+            context=self._seal_context(subject, item.context),
             is_static=item.is_static,
             observed_at=item.observed_at,
         )
@@ -504,6 +509,7 @@ class Lifecycle:
                 content=self._sealer.seal_text(subject, item.content),
                 embedding=self._sealer.seal(subject, embed_bytes(vector)),
                 metadata=self._seal_metadata(subject, item.metadata),
+                context=self._seal_context(subject, item.context),
                 is_static=item.is_static,
                 observed_at=item.observed_at,
             )
@@ -678,6 +684,9 @@ class Lifecycle:
         if metadata is None:
             return None
         return self._sealer.seal(subject, msgspec.json.encode(metadata))
+
+    def _seal_context(self, subject: str, context: str | None) -> Sealed | None:
+        return None if context is None else self._sealer.seal_text(subject, context)
 
     def _container_lock(self, container_tag: str) -> threading.Lock:
         with self._locks_guard:

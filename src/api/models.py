@@ -24,6 +24,7 @@ class MemoryIn(_Body, frozen=True, kw_only=True):
     is_static: bool = False
     metadata: dict[str, str | int | float | bool | None] | None = None
     observed_at: str | None = None
+    context: Content | None = None
 
 
 class WriteMemories(_Body, frozen=True, kw_only=True):
@@ -36,6 +37,7 @@ class PatchMemory(_Body, frozen=True, kw_only=True):
     is_static: bool | None = None
     metadata: dict[str, str | int | float | bool | None] | None = None
     observed_at: str | None = None
+    context: Content | None = None
     expected_version: Annotated[int, msgspec.Meta(ge=1)] | None = None
 
 
@@ -96,6 +98,7 @@ def version_json(row: VersionRow, *, windows: bool) -> dict[str, object]:
         "version": row.version,
         "containerTag": row.container_tag,
         "content": row.content,
+        "context": row.context,
         "isStatic": row.is_static,
         "metadata": row.metadata,
         "observedAt": row.observed_at_text or iso(row.observed_at),

@@ -95,6 +95,7 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
             is_static=latest.is_static if body.is_static is None else body.is_static,
             metadata=dict(body.metadata) if body.metadata is not None else latest.metadata,
             observed_at=parse_observed_at(body.observed_at),
+            context=latest.context if body.context is None else body.context,
         )
         await run_in_threadpool(
             lambda: core.lifecycle.edit(
@@ -216,6 +217,7 @@ class HotEndpoints:
                 is_static=m.is_static,
                 metadata=dict(m.metadata) if m.metadata is not None else None,
                 observed_at=parse_observed_at(m.observed_at),
+                context=m.context,
             )
             for m in body.memories
         ]

@@ -51,6 +51,7 @@ class MemoryWritten(Event, frozen=True, kw_only=True, tag="memory.written"):
     content: Sealed
     embedding: Sealed | None = None
     metadata: Sealed | None = None
+    context: Sealed | None = None  # what the memory answers or continues
     is_static: bool = False
     observed_at: str | None = None
 
@@ -75,6 +76,7 @@ class MemorySuperseded(Event, frozen=True, kw_only=True, tag="memory.superseded"
     similarity: float
     embedding: Sealed | None = None
     metadata: Sealed | None = None
+    context: Sealed | None = None  # what the memory answers or continues
     is_static: bool = False
     observed_at: str | None = None
 
@@ -90,6 +92,7 @@ class MemoryEdited(Event, frozen=True, kw_only=True, tag="memory.edited"):
     content: Sealed
     embedding: Sealed | None = None
     metadata: Sealed | None = None
+    context: Sealed | None = None  # what the memory answers or continues
     is_static: bool = False
     observed_at: str | None = None
 
@@ -306,6 +309,7 @@ class MemoryImported(Event, frozen=True, kw_only=True, tag="memory.imported"):
     source_version_id: str | None = None
     embedding: Sealed | None = None
     metadata: Sealed | None = None
+    context: Sealed | None = None  # what the memory answers or continues
     is_static: bool = False
     observed_at: str | None = None
     chain: ImportedChain | None = None

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 
+import msgspec
+
 from ..clock import iso
 from ..projections.documents import DocumentProjection, DocumentRow
 from ..projections.memories import ChainView, ImportRow, MemoryProjection
@@ -78,6 +80,7 @@ def _chain(view: ChainView, imports: list[ImportRow]) -> Chain | None:
                 valid_from=iso(row.valid_from) or "",
                 valid_to=iso(row.valid_to),
                 provenance=provenance,
+                context=msgspec.UNSET if row.context is None else row.context,
             )
         )
     return Chain(

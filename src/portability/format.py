@@ -48,6 +48,9 @@ class Version(_Doc, frozen=True, kw_only=True):
     valid_from: str
     valid_to: str | None = None
     provenance: Provenance | None = None
+    # mnemolog's extension: what the version answers. Left out when absent, so a chain
+    # without one encodes (and digests) as it did before the field existed.
+    context: Content | msgspec.UnsetType = msgspec.UNSET
 
 
 class Chain(_Doc, frozen=True, kw_only=True):

@@ -267,6 +267,9 @@ class Importer:
                     metadata=None
                     if version.metadata is None
                     else self._sealer.seal(subject, msgspec.json.encode(version.metadata)),
+                    context=None
+                    if isinstance(version.context, msgspec.UnsetType)
+                    else self._sealer.seal_text(subject, version.context),
                     is_static=version.is_static,
                     # Recency reads observedAt: default it to when the version was believed.
                     observed_at=version.observed_at or version.valid_from,

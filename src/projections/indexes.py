@@ -1,7 +1,8 @@
 """The vector and full-text indexes as projections over the log.
 
 Two families are indexed: memory versions (label = the seq of the event that made the
-version, as ``row_id`` in ``memories.sqlite3``) and document chunks (label = seq times
+version, as ``row_id`` in ``memories.sqlite3``; their contexts have a full-text index of their
+own, under the same labels) and document chunks (label = seq times
 ``CHUNK_SLOTS`` plus the chunk's index, as in ``documents.sqlite3``). A *source* says what a
 record adds to an index and which labels an erase reaches; the index projections must come
 after the projection their source reads in the runner.
@@ -93,6 +94,24 @@ class MemorySource:
 
     def stored_vectors(self, through: int) -> StoredVectors | None:
         return self._memories.vectors_through(through)
+
+
+class MemoryContextSource(MemorySource):
+    """The contexts of memory versions (what each answers or continues), under the version's
+    label: a version without one adds nothing. No vectors: contexts are searched by keyword
+    only."""
+
+    def entries(self, stored: StoredRecord, *, vectors: bool = True) -> list[Entry]:
+        event = stored.record.event
+        if not isinstance(event, MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported):
+            return []
+        if event.context is None:
+            return []
+        text = self._sealer.open_text(event.context)
+        return [] if text is None else [Entry(stored.seq, event.container_tag, text, None)]
+
+    def stored_vectors(self, through: int) -> StoredVectors | None:
+        return None
 
 
 class DocumentSource:

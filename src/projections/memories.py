@@ -69,6 +69,7 @@ CREATE TABLE IF NOT EXISTS versions (
     valid_to INTEGER,
     agent_id TEXT NOT NULL,
     protocol TEXT NOT NULL,
+    context TEXT,
     UNIQUE (memory_id, version)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS versions_one_latest ON versions(memory_id) WHERE valid_to IS NULL;
@@ -128,6 +129,7 @@ class VersionRow(msgspec.Struct, frozen=True, kw_only=True):
     protocol: str
     forgotten: bool
     erased: bool
+    context: str | None = None
 
     @property
     def seq(self) -> int:
@@ -168,10 +170,10 @@ _EMPTY: frozenset[int] = frozenset()
 _VERSION_COLUMNS = """
     v.row_id, v.version_id, v.memory_id, v.version, v.kind, v.container_tag, v.content,
     v.is_static, v.metadata, v.observed_at, v.observed_at_text, v.valid_from, v.valid_to,
-    v.agent_id, v.protocol, c.forgotten, c.erased
+    v.agent_id, v.protocol, c.forgotten, c.erased, v.context
 """
 _FROM_VERSIONS = "FROM versions v JOIN chains c ON c.memory_id = v.memory_id"
-_INSERT_VERSION = "INSERT INTO versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_VERSION = "INSERT INTO versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 class MemoryProjection(SqliteProjection):
@@ -179,6 +181,7 @@ class MemoryProjection(SqliteProjection):
 
     name = "memories"
     schema = SCHEMA
+    schema_version = 2  # 2: versions.context
 
     def __init__(self, path: Path, sealer: Sealer) -> None:
         self._sealer = sealer
@@ -429,6 +432,7 @@ class MemoryProjection(SqliteProjection):
             valid_to,
             record.actor.agent_id,
             record.actor.protocol,
+            None if event.context is None else self._sealer.open_text(event.context),
         )
         vector = None if event.embedding is None else self._sealer.open(event.embedding)
         return row, None if vector is None else (record.seq, vector)
@@ -450,7 +454,8 @@ class MemoryProjection(SqliteProjection):
             (arg,),
         )
         self._conn.execute(
-            f"UPDATE versions SET content = NULL, content_hash = NULL, metadata = NULL"
+            f"UPDATE versions SET content = NULL, content_hash = NULL, metadata = NULL,"
+            f" context = NULL"
             f" WHERE {where}",
             (arg,),
         )
@@ -796,6 +801,7 @@ class MemoryProjection(SqliteProjection):
                 protocol=r[14],
                 forgotten=bool(r[15]),
                 erased=bool(r[16]),
+                context=r[17],
             )
             for r in rows
         ]

@@ -10,7 +10,13 @@ from pathlib import Path
 
 from ..eventlog import Sealer
 from .documents import DocumentProjection
-from .indexes import DocumentSource, FullTextProjection, MemorySource, VectorProjection
+from .indexes import (
+    DocumentSource,
+    FullTextProjection,
+    MemoryContextSource,
+    MemorySource,
+    VectorProjection,
+)
 from .memories import MemoryProjection
 from .runner import Projection
 from .traces import TraceProjection
@@ -35,6 +41,12 @@ class ReadModels:
         self.fulltext = FullTextProjection(
             "fulltext", root / "fulltext", memory_source, background=background_commits
         )
+        self.context_fulltext = FullTextProjection(
+            "context-fulltext",
+            root / "context-fulltext",
+            MemoryContextSource(sealer, self.memories),
+            background=background_commits,
+        )
         self.documents = DocumentProjection(root / "documents.sqlite3", sealer)
         document_source = DocumentSource(sealer, self.documents, dimension)
         self.document_vectors = VectorProjection(
@@ -55,6 +67,7 @@ class ReadModels:
             self.documents,
             self.vectors,
             self.fulltext,
+            self.context_fulltext,
             self.document_vectors,
             self.document_fulltext,
             self.traces,

@@ -7,12 +7,15 @@ file, which would otherwise keep old page images holding the erased text.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..eventlog import StoredRecord
+
+log = logging.getLogger(__name__)
 
 CACHE_KIB = 128 * 1024  # page cache per connection, at most
 # A batch that changes no row of a projection (a write, for the traces projection) does not
@@ -47,11 +50,13 @@ class SqliteProjection:
     as the rows of each batch that changes any, and at least every ``LAST_SEQ_LAG_MAX``
     records), scrubbing after an erase, and a reset that deletes the files.
 
-    Subclasses set ``name`` and ``schema`` and fold one record at a time in ``_fold``.
+    Subclasses set ``name`` and ``schema`` and fold one record at a time in ``_fold``. A file
+    made with another ``schema_version`` is deleted when opened and folded again from the log.
     """
 
     name = "sqlite"
     schema = ""
+    schema_version = 1
 
     def __init__(self, path: Path) -> None:
         self._path = path
@@ -60,7 +65,19 @@ class SqliteProjection:
 
     def _open(self) -> sqlite3.Connection:
         conn = connect(self._path)
-        conn.executescript(_META_SCHEMA + self.schema)
+        conn.executescript(_META_SCHEMA)
+        if _schema_version(conn) not in (None, self.schema_version):
+            log.warning(
+                "%s has another schema version: it is rebuilt from the log", self._path.name
+            )
+            conn.close()
+            _delete_files(self._path)
+            conn = connect(self._path)
+            conn.executescript(_META_SCHEMA)
+        conn.executescript(self.schema)
+        conn.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(self.schema_version),)
+        )
         row = conn.execute("SELECT value FROM meta WHERE key = 'last_seq'").fetchone()
         # Kept in memory as well: the runner and every recall ask for it, and reading it
         # from the table would wait for a batch being applied.
@@ -113,8 +130,7 @@ class SqliteProjection:
     def reset(self) -> None:
         with self._lock:
             self._conn.close()
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self._path}{suffix}").unlink(missing_ok=True)
+            _delete_files(self._path)
             self._conn = self._open()
             self._committed()
 
@@ -126,3 +142,20 @@ class SqliteProjection:
 
 
 _META_SCHEMA = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+
+
+def _schema_version(conn: sqlite3.Connection) -> int | None:
+    """The schema version a file was made with: None for a new file, 1 for one made before
+    versions were recorded."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is not None:
+        return int(row[0])
+    tables = conn.execute(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name != 'meta'"
+    ).fetchone()
+    return 1 if tables[0] else None
+
+
+def _delete_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)

@@ -126,6 +126,7 @@ class World:
             memories=m.memories,
             vectors=m.vectors,
             fulltext=m.fulltext,
+            context_fulltext=m.context_fulltext,
             documents=m.documents,
             document_vectors=m.document_vectors,
             document_fulltext=m.document_fulltext,
@@ -139,15 +140,20 @@ class World:
         return self.runner.position()
 
     def committed(self, family: str) -> int:
-        """The seq the full-text index of ``family`` (memories, documents) has on disk."""
+        """The seq the full-text index of ``family`` (memories, contexts, documents) has on
+        disk."""
         return self._fulltext(family).visible_seq
 
     def commit_through(self, family: str, seq: int) -> None:
         self._fulltext(family).commit_through(seq)
 
     def _fulltext(self, family: str) -> FullTextIndex:
-        projection = self.models.fulltext if family == "memories" else self.models.document_fulltext
-        return projection.index
+        projections = {
+            "memories": self.models.fulltext,
+            "contexts": self.models.context_fulltext,
+            "documents": self.models.document_fulltext,
+        }
+        return projections[family].index
 
     def close(self) -> None:
         try:

@@ -310,6 +310,107 @@ def test_recency_ranks_the_newer_of_an_old_history_first(
     assert contents[0] == "Noor trains at Peak Fitness", contents
 
 
+def write_with_context(
+    client: httpx.Client, tag: str, content: str, context: object
+) -> httpx.Response:
+    return client.post(
+        "/memories",
+        json={"containerTag": tag, "memories": [{"content": content, "context": context}]},
+    )
+
+
+def _position(results: list[dict[str, object]], content: str) -> float:
+    contents = [r["content"] for r in results]
+    return contents.index(content) if content in contents else float("inf")
+
+
+def test_a_reply_is_found_by_the_words_of_the_question_it_answers(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, _ = server
+    question = "Deborah: How did you come to have Susie, your corn snake?"
+    reply = "Jolene: I adopted her two years ago, when I was feeling lonely."
+    others = ["Jolene: My new keyboard is great for gaming.", "Deborah: Yoga starts at seven."]
+    for tag, context in (("u-context", question), ("u-no-context", None)):
+        reply_item: dict[str, object] = {"content": reply}
+        if context is not None:
+            reply_item["context"] = context
+        written = client.post(
+            "/memories",
+            json={
+                "containerTag": tag,
+                "memories": [{"content": question}, reply_item, *({"content": o} for o in others)],
+            },
+        )
+        assert written.status_code == 200, written.text
+    query = "How did she come to have Susie the snake?"
+
+    def reply_candidate(tag: str) -> dict[str, object]:
+        found = search(client, tag, query).json()
+        trace = client.get(f"/inspect/{found['traceId']}").json()
+        (candidate,) = [c for c in trace["candidates"] if c["content"] == reply]
+        return {**candidate, "position": _position(found["results"], reply)}
+
+    # Nothing in the reply's own words matches the query: only its context does, and that
+    # match is its keyword score (half the context's BM25).
+    with_context, without = reply_candidate("u-context"), reply_candidate("u-no-context")
+    assert without["bm25Rank"] is None and without["bm25"] is None
+    assert with_context["bm25Rank"] == 2 and isinstance(with_context["bm25"], float)
+    assert with_context["position"] <= 1
+    served = search(client, "u-context", query).json()["results"]
+    assert next(r for r in served if r["content"] == reply)["context"] == question
+
+
+def test_a_context_is_shown_kept_by_an_edit_and_replaced_when_given(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, _ = server
+    written = write_with_context(
+        client, "u-context-edit", "Yes, every Sunday", "Do you still go running?"
+    )
+    memory_id = written.json()["memories"][0]["id"]
+    assert client.get(f"/memories/{memory_id}").json()["versions"][0]["context"] == (
+        "Do you still go running?"
+    )
+    kept = client.patch(f"/memories/{memory_id}", json={"content": "Yes, every Saturday"})
+    assert [v["context"] for v in kept.json()["versions"]] == ["Do you still go running?"] * 2
+    replaced = client.patch(
+        f"/memories/{memory_id}",
+        json={"content": "Yes, on Saturdays", "context": "Do you still go running on weekends?"},
+    )
+    assert replaced.json()["versions"][-1]["context"] == "Do you still go running on weekends?"
+    listed = client.get("/memories", params={"containerTag": "u-context-edit"}).json()
+    assert [m["context"] for m in listed["memories"]] == ["Do you still go running on weekends?"]
+    plain = write(client, "u-context-edit", "Running shoes are by the door")
+    assert client.get(f"/memories/{plain[0]['id']}").json()["versions"][0]["context"] is None
+
+
+@pytest.mark.parametrize("context", ["", 42, ["a question"], "x" * 100_001])
+def test_a_bad_context_is_refused_and_nothing_is_written(
+    server: tuple[httpx.Client, Path], context: object
+) -> None:
+    client, _ = server
+    refused = write_with_context(client, "u-context-bad", "Fine content", context)
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == "invalid_input"
+    assert client.get("/memories", params={"containerTag": "u-context-bad"}).json()["total"] == 0
+
+
+def test_hard_delete_erases_the_context_too(server: tuple[httpx.Client, Path]) -> None:
+    client, data_dir = server
+    canary = "Where is the spare key, canary-ctx-4471-plugh?"
+    written = write_with_context(client, "u-context-erase", "Under the blue flowerpot", canary)
+    memory_id = written.json()["memories"][0]["id"]
+    found = search(client, "u-context-erase", "spare key plugh").json()["results"]
+    assert [r["content"] for r in found] == ["Under the blue flowerpot"]
+    assert client.delete(f"/memories/{memory_id}").status_code == 200
+    assert client.get(f"/memories/{memory_id}").json()["versions"][0]["context"] is None
+    assert search(client, "u-context-erase", "spare key plugh").json()["results"] == []
+    for path in data_dir.rglob("*"):
+        if path.is_file():
+            assert b"canary-ctx-4471" not in path.read_bytes(), path
+
+
 def test_every_recall_of_this_module_is_reproduced_by_replay(
     server: tuple[httpx.Client, Path],
 ) -> None:

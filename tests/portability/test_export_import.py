@@ -18,7 +18,7 @@ from .conftest import Store, open_store
 
 def populate(store: Store) -> dict[str, str]:
     """A small history: a superseded and edited chain, a forgotten one, an erased one,
-    metadata, an explicit observedAt, two containers, a profile and a document."""
+    metadata, an explicit observedAt, a context, two containers, a profile and a document."""
     (john,) = store.write("u1", "John prefers dark mode", isStatic=True)
     store.write("u1", "John prefers light mode")
     patched = store.client.patch(
@@ -30,6 +30,7 @@ def populate(store: Store) -> dict[str, str]:
         "The train to Paris leaves at noon",
         metadata={"source": "chat", "turn": 3},
         observedAt="2026-07-03T07:00:00-05:00",
+        context="Any news about the journey timetable?",
     )
     (secret,) = store.write("u1", "Ada's locker code is 4411")
     (tea,) = store.write("u2", "Mira drinks green tea every morning")
@@ -80,6 +81,9 @@ def test_round_trip_gives_the_same_document_modulo_ids(store: Store, other: Stor
         "memory.edited",
     ]
     assert "embedding" not in str(exported).lower()
+    train = next(c for c in exported["memories"] if c["id"] == ids["train"])
+    assert train["versions"][0]["context"] == "Any news about the journey timetable?"
+    assert all("context" not in v for v in john["versions"])  # absent, not null
 
     report = other.import_(exported)
     assert report.status_code == 200, report.text
@@ -254,14 +258,17 @@ def test_incremental_projections_equal_a_rebuild_after_imports(store: Store, oth
     core = other.runtime.core
     memories_before = core.memories.dump()
     documents_before = core.documents.list_documents(container_tag=None, limit=50, offset=0)
-    found_before = other.client.post("/search", json={"q": "John's theme"}).json()["results"]
+    queries = ("John's theme", "journey timetable")  # the second matches only a context
+    found_before = [other.client.post("/search", json={"q": q}).json()["results"] for q in queries]
+    assert "The train to Paris leaves at noon" in [r["content"] for r in found_before[1]]
     core.runner.rebuild()
     assert core.memories.dump() == memories_before
     assert core.documents.list_documents(container_tag=None, limit=50, offset=0) == (
         documents_before
     )
-    found_after = other.client.post("/search", json={"q": "John's theme"}).json()["results"]
-    assert [r["versionId"] for r in found_after] == [r["versionId"] for r in found_before]
+    for query, before in zip(queries, found_before, strict=True):
+        after = other.client.post("/search", json={"q": query}).json()["results"]
+        assert [r["versionId"] for r in after] == [r["versionId"] for r in before]
 
 
 class _Failing:

@@ -72,7 +72,13 @@ def _world(root: Path) -> Iterator[World]:
 
 
 def write(
-    w: World, memory_id: str, text: str, container: str = "c1", *, vector: bool = False
+    w: World,
+    memory_id: str,
+    text: str,
+    container: str = "c1",
+    *,
+    vector: bool = False,
+    context: str | None = None,
 ) -> None:
     w.append(
         MemoryWritten(
@@ -81,12 +87,15 @@ def write(
             container_tag=container,
             content=w.seal(memory_id, text),  # type: ignore[arg-type]
             embedding=w.vector(memory_id) if vector else None,  # type: ignore[arg-type]
+            context=None if context is None else w.seal(memory_id, context),  # type: ignore[arg-type]
         )
     )
     w.chains[memory_id] = 1
 
 
-def supersede(w: World, memory_id: str, text: str, *, edit: bool = False) -> None:
+def supersede(
+    w: World, memory_id: str, text: str, *, edit: bool = False, context: str | None = None
+) -> None:
     version = w.chains[memory_id] + 1
     cls = MemoryEdited if edit else MemorySuperseded
     extra = {} if edit else {"similarity": 0.93}
@@ -98,6 +107,7 @@ def supersede(w: World, memory_id: str, text: str, *, edit: bool = False) -> Non
             supersedes_version_id=f"{memory_id}-v{version - 1}",
             container_tag="c1",
             content=w.seal(memory_id, text),  # type: ignore[arg-type]
+            context=None if context is None else w.seal(memory_id, context),  # type: ignore[arg-type]
             **extra,  # type: ignore[arg-type]
         )
     )
@@ -173,7 +183,7 @@ def test_exact_duplicates_are_found_among_live_latest_versions(world: World) -> 
 
 
 def test_erasing_a_memory_leaves_its_text_nowhere_in_the_projection(world: World) -> None:
-    write(world, "m1", "canary-31337 lives at 12 Elm Street")
+    write(world, "m1", "canary-31337 lives at 12 Elm Street", context="where? canary-ctx-977")
     write(world, "m2", "kept: the sky is blue")
     world.keys.destroy("memory:m1")
     world.append(SubjectErased(subject="memory:m1", scope="memory", memory_id="m1"))
@@ -183,7 +193,8 @@ def test_erasing_a_memory_leaves_its_text_nowhere_in_the_projection(world: World
     rows, total = world.projection.list_latest(container_tag="c1")
     assert [r.memory_id for r in rows] == ["m2"] and total == 1
     for path in (world.root / "projections").rglob("*"):
-        assert b"canary-31337" not in path.read_bytes(), path
+        data = path.read_bytes()
+        assert b"canary-31337" not in data and b"canary-ctx-977" not in data, path
 
 
 def test_list_is_newest_first_with_paging(world: World) -> None:
@@ -199,6 +210,7 @@ class Op:
     kind: str
     target: int
     text: str
+    context: str | None
 
 
 ops = st.lists(
@@ -209,6 +221,7 @@ ops = st.lists(
         ),
         st.integers(0, 4),
         st.text(min_size=1, max_size=12),
+        st.none() | st.text(min_size=1, max_size=12),
     ),
     max_size=25,
 )
@@ -224,9 +237,9 @@ def test_incremental_equals_rebuild(ops: list[Op]) -> None:
                 memory_id = f"m{op.target}"
                 exists = memory_id in w.chains and memory_id not in erased
                 if op.kind in ("write", "vector") and memory_id not in w.chains:
-                    write(w, memory_id, op.text, vector=op.kind == "vector")
+                    write(w, memory_id, op.text, vector=op.kind == "vector", context=op.context)
                 elif op.kind in ("supersede", "edit") and exists:
-                    supersede(w, memory_id, op.text, edit=op.kind == "edit")
+                    supersede(w, memory_id, op.text, edit=op.kind == "edit", context=op.context)
                 elif op.kind == "forget" and exists:
                     w.append(ChainForgotten(memory_id=memory_id, reason=w.seal(memory_id, op.text)))  # type: ignore[arg-type]
                 elif op.kind == "restore" and exists:
@@ -247,7 +260,8 @@ def test_incremental_equals_rebuild(ops: list[Op]) -> None:
             assert w.projection.dump() == incremental
             for memory_id in erased:
                 chain = w.projection.chain(memory_id)
-                assert chain is not None and all(v.content is None for v in chain.versions)
+                assert chain is not None
+                assert all(v.content is None and v.context is None for v in chain.versions)
             live = [m for m in w.chains if m not in erased]
             for memory_id in live:
                 latest = w.projection.latest(memory_id)

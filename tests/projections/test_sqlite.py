@@ -27,7 +27,9 @@ class Kept(SqliteProjection):
     def _fold(self, stored: StoredRecord) -> bool:
         event = stored.record.event
         if isinstance(event, AgentSignal) and event.label.startswith("keep"):
-            self._conn.execute("INSERT INTO kept VALUES (?, ?)", (stored.seq, event.label))
+            self._conn.execute(
+                "INSERT INTO kept (seq, label) VALUES (?, ?)", (stored.seq, event.label)
+            )
         return False
 
     def rows(self) -> list[tuple[int, str]]:
@@ -92,3 +94,41 @@ def test_a_lagging_seq_after_a_crash_refolds_to_the_same_rows(
     finally:
         reopened.close()
         kept.close()
+
+
+class KeptV2(Kept):
+    """``Kept`` with a changed schema: an extra column."""
+
+    schema = (
+        "CREATE TABLE IF NOT EXISTS kept (seq INTEGER PRIMARY KEY, label TEXT NOT NULL, note TEXT);"
+    )
+    schema_version = 2
+
+
+def test_a_file_of_another_schema_version_is_refolded_from_the_log(
+    tmp_path: Path, log: LmdbEventLog, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "kept.sqlite3"
+    old = Kept(path)
+    runner = ProjectionRunner(log, [old])
+    append(log, runner, "keep-1", "drop", "keep-2")
+    runner.close()
+    with sqlite3.connect(path) as conn:  # a file made before versions were recorded
+        conn.execute("DELETE FROM meta WHERE key = 'schema_version'")
+
+    again = Kept(path)  # the same version: kept as it is
+    assert again.last_seq() == log.head().seq and again.rows() == [(1, "keep-1"), (3, "keep-2")]
+    again.close()
+    assert "schema version" not in caplog.text
+
+    upgraded = KeptV2(path)
+    assert upgraded.last_seq() == 0 and upgraded.rows() == []
+    assert "another schema version" in caplog.text
+    runner = ProjectionRunner(log, [upgraded])
+    runner.catch_up()
+    assert upgraded.rows() == [(1, "keep-1"), (3, "keep-2")]
+    with sqlite3.connect(path) as conn:
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(kept)")]
+        version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    assert columns == ["seq", "label", "note"] and version == ("2",)
+    runner.close()
