@@ -85,6 +85,7 @@ _DOC_COLUMNS = (
 class DocumentProjection(SqliteProjection):
     name = "documents"
     schema = SCHEMA
+    folds = (DocumentIngested, SubjectErased)
 
     def __init__(self, path: Path, sealer: Sealer) -> None:
         self._sealer = sealer

@@ -182,6 +182,19 @@ class MemoryProjection(SqliteProjection):
     name = "memories"
     schema = SCHEMA
     schema_version = 2  # 2: versions.context
+    folds = (
+        MemoryWritten,
+        MemoryDeduplicated,
+        MemorySuperseded,
+        MemoryEdited,
+        ChainForgotten,
+        ChainRestored,
+        SubjectErased,
+        MemoryImported,
+        DocumentImported,
+        EmbedderPinned,
+        ProfileUpdated,
+    )
 
     def __init__(self, path: Path, sealer: Sealer) -> None:
         self._sealer = sealer

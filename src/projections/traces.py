@@ -111,6 +111,7 @@ class TurnTrace(msgspec.Struct, frozen=True, kw_only=True):
 class TraceProjection(SqliteProjection):
     name = "traces"
     schema = SCHEMA
+    folds = (RecallPerformed, ProxyTurn, ContextInjected, CaptureDecided, SubjectErased)
 
     def __init__(self, path: Path, sealer: Sealer) -> None:
         self._sealer = sealer

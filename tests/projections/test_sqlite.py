@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from mnemolog.eventlog import LmdbEventLog, StoredRecord
-from mnemolog.eventlog.events import AgentSignal
+from mnemolog.eventlog import Draft, LmdbEventLog, StoredRecord
+from mnemolog.eventlog.events import AgentSignal, ChainRestored
 from mnemolog.projections import sqlite as sqlite_module
 from mnemolog.projections.runner import ProjectionRunner
 from mnemolog.projections.sqlite import SqliteProjection
 
-from ..factories import signal_draft
+from ..factories import ACTOR, signal_draft
 
 
 class Kept(SqliteProjection):
@@ -131,4 +131,33 @@ def test_a_file_of_another_schema_version_is_refolded_from_the_log(
         columns = [row[1] for row in conn.execute("PRAGMA table_info(kept)")]
         version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     assert columns == ["seq", "label", "note"] and version == ("2",)
+    runner.close()
+
+
+class KeptRestores(Kept):
+    """Acts on chain restores only: a batch of signals is nothing to it."""
+
+    folds = (ChainRestored,)
+
+
+def test_a_batch_of_events_a_projection_does_not_fold_opens_no_transaction(
+    tmp_path: Path, log: LmdbEventLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_module, "LAST_SEQ_LAG_MAX", 5)
+    path = tmp_path / "kept.sqlite3"
+    projection = KeptRestores(path)
+    statements: list[str] = []
+    projection._conn.set_trace_callback(statements.append)
+    runner = ProjectionRunner(log, [projection])
+    append(log, runner, "keep-1", "keep-2")
+    assert statements == [] and projection.last_seq() == 2 and stored_seq(path) == 0
+    for n in range(3, 9):
+        append(log, runner, f"keep-{n}")
+    # Only the lagging seq was written, in a statement of its own.
+    assert [s for s in statements if "meta" not in s] == []
+    assert stored_seq(path) == 6 and projection.last_seq() == 8
+    assert projection.rows() == []
+    restored = log.append([Draft(ACTOR, ChainRestored(memory_id="m"))]).seqs[-1]
+    runner.sync_to(restored)
+    assert "BEGIN" in statements and projection.last_seq() == restored
     runner.close()
