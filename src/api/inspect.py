@@ -13,7 +13,7 @@ from ..core import Core
 from ..errors import NotFound
 from ..eventlog.events import ProxyTurn
 from ..projections.traces import Trace, TurnTrace
-from ..proxy.render import MEMORIES_RENDERER, RenderedMemory, digest, render_memories
+from ..proxy.render import MEMORY_RENDERERS, RenderedMemory, digest, render_memories
 from ..runtime import Runtime
 
 
@@ -169,12 +169,9 @@ def turn_json(core: Core, trace: TurnTrace) -> dict[str, object]:
             for v in injection.version_ids
         ]
         reproduced: bool | None = None
-        if injection.renderer == MEMORIES_RENDERER and not any(m["erased"] for m in memories):
+        if injection.renderer in MEMORY_RENDERERS and not any(m["erased"] for m in memories):
             text = render_memories(
-                [
-                    RenderedMemory(v, rows[v].content, rows[v].observed_at)
-                    for v in injection.version_ids
-                ]
+                [RenderedMemory.of(rows[v]) for v in injection.version_ids], injection.renderer
             )
             reproduced = digest(text) == injection.sent_digest
         injections.append(

@@ -72,11 +72,7 @@ class Memory:
             raise MemoryFailed("recall_timeout") from exc
         except Exception as exc:
             raise MemoryFailed("recall_failed") from exc
-        served = [
-            RenderedMemory(hit.row.version_id, hit.row.content, hit.row.observed_at)
-            for hit in result.hits
-            if hit.row is not None
-        ]
+        served = [RenderedMemory.of(hit.row) for hit in result.hits if hit.row is not None]
         text = render_memories(served)
         return Injection(
             recall_id=result.trace_id,

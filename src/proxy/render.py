@@ -14,27 +14,51 @@ from datetime import UTC, datetime
 
 import msgspec
 
-MEMORIES_RENDERER = "mnemolog.memories/1"
+from ..projections.memories import VersionRow
+
+# /2 adds each memory's context; /1 (no context) is still rendered to check older injections.
+MEMORIES_RENDERER = "mnemolog.memories/2"
+MEMORY_RENDERERS = ("mnemolog.memories/1", MEMORIES_RENDERER)
 PROFILE_RENDERER = "mnemolog.profile/1"
+CONTEXT_CHARS = 300  # of a context, at most, in the rendered line
 
 
 class RenderedMemory(msgspec.Struct, frozen=True):
-    """What a served memory contributes to the context: its text and when it was observed."""
+    """What a served memory contributes to the context: its text, when it was observed and
+    what it answers."""
 
     version_id: str
     content: str | None  # None once erased: the trace then shows it as erased
     observed_at: int  # UTC ns
+    context: str | None = None
+
+    @classmethod
+    def of(cls, row: VersionRow) -> RenderedMemory:
+        return cls(row.version_id, row.content, row.observed_at, row.context)
 
 
-def render_memories(memories: Sequence[RenderedMemory]) -> str:
-    """The tool result for one ``searchMemory`` call, most relevant first."""
+def render_memories(memories: Sequence[RenderedMemory], renderer: str = MEMORIES_RENDERER) -> str:
+    """The tool result for one ``searchMemory`` call, most relevant first, as ``renderer``
+    (one of ``MEMORY_RENDERERS``) writes it.
+
+    A memory with a context is followed by what it was in reply to (its first
+    ``CONTEXT_CHARS`` characters): "I adopted her two years ago" alone does not say what.
+    """
+    if renderer not in MEMORY_RENDERERS:
+        raise ValueError(f"unknown renderer {renderer!r}")
     if not memories:
         return "No stored memories match this search."
     lines = ["Stored memories about the user, most relevant first:"]
     for n, memory in enumerate(memories, start=1):
         day = datetime.fromtimestamp(memory.observed_at / 1e9, tz=UTC).strftime("%Y-%m-%d")
         text = " ".join((memory.content or "(erased)").split())
-        lines.append(f"{n}. [{day}] {text}")
+        line = f"{n}. [{day}] {text}"
+        if renderer != MEMORY_RENDERERS[0] and memory.content and memory.context:
+            context = " ".join(memory.context.split())
+            if len(context) > CONTEXT_CHARS:
+                context = context[: CONTEXT_CHARS - 1] + "…"
+            line += f" (in reply to: {context})"
+        lines.append(line)
     return "\n".join(lines)
 
 

@@ -27,7 +27,7 @@ import msgspec
 from ..embedding.port import Embedder
 from ..eventlog import EventLog, Sealer, StoredRecord
 from ..eventlog.events import Candidate, ContextInjected, RecallPerformed, SubjectErased
-from ..proxy.render import MEMORIES_RENDERER, RenderedMemory, digest, render_memories
+from ..proxy.render import MEMORY_RENDERERS, RenderedMemory, digest, render_memories
 from ..recall import RANKING, RecallRequest
 from ..subjects import container_subject, document_subject, memory_subject
 from .world import World
@@ -168,18 +168,14 @@ def _check(world: World, stored: StoredRecord, history: _History) -> TraceCheck:
     replayed = world.sink.drafts[-1].event
     assert isinstance(replayed, RecallPerformed)
     reasons = _differences(event, replayed)
-    served = [
-        RenderedMemory(hit.row.version_id, hit.row.content, hit.row.observed_at)
-        for hit in result.hits
-        if hit.row is not None
-    ]
+    served = [RenderedMemory.of(hit.row) for hit in result.hits if hit.row is not None]
     injections = history.injections.get(event.recall_id, [])
     for injection in injections:
-        if injection.renderer != MEMORIES_RENDERER:
+        if injection.renderer not in MEMORY_RENDERERS:
             reasons.append(f"injected with renderer {injection.renderer!r}, unknown here")
         elif [m.version_id for m in served] != injection.version_ids:
             reasons.append("the injected versions differ from the replayed ones")
-        elif digest(render_memories(served)) != injection.sent_digest:
+        elif digest(render_memories(served, injection.renderer)) != injection.sent_digest:
             reasons.append("the context rendered again does not hash to what was sent")
     return msgspec.structs.replace(
         base,

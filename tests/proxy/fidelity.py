@@ -25,7 +25,7 @@ from .scripted import ScriptedUpstream
 def rebuild_injection(runtime: Runtime, injected: ContextInjected) -> str:
     rows = runtime.core.memories.by_version_ids(injected.version_ids)
     return render_memories(
-        [RenderedMemory(v, rows[v].content, rows[v].observed_at) for v in injected.version_ids]
+        [RenderedMemory.of(rows[v]) for v in injected.version_ids], injected.renderer
     )
 
 

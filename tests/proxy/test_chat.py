@@ -174,6 +174,32 @@ def test_a_memory_round_answers_from_memory(proxy: Proxy, persona: str, stream: 
     assert injected["versionIds"] == [version] and injected["reproduced"] is True
 
 
+def test_a_memory_is_injected_with_what_it_was_in_reply_to(proxy: Proxy) -> None:
+    tag = "u-round-context"
+    written = httpx.post(
+        f"{proxy.base_url}/memories",
+        json={
+            "containerTag": tag,
+            "memories": [
+                {"content": "Yes, every Sunday morning", "context": "Do you still go running?"}
+            ],
+        },
+    )
+    assert written.status_code == 200, written.text
+    proxy.upstream.script(
+        Reply(content=None, calls=[("searchMemory", {"query": "running"})]),
+        Reply(content="You run on Sundays."),
+    )
+    raw = client(proxy, **{"x-mnemolog-container-tag": tag}).chat.completions.with_raw_response
+    answered = raw.create(model="m", messages=[{"role": "user", "content": "Do I exercise?"}])
+    (result,) = tool_messages(proxy, 1)
+    assert "Yes, every Sunday morning (in reply to: Do you still go running?)" in str(
+        result["content"]
+    )
+    (injected,) = inspect(proxy, answered.headers["x-mnemolog-trace-id"])["injections"]  # type: ignore[misc]
+    assert injected["renderer"] == "mnemolog.memories/2" and injected["reproduced"] is True
+
+
 def test_client_tool_calls_go_back_untouched(proxy: Proxy) -> None:
     proxy.upstream.script(Reply(content=None, calls=[("get_weather", {"city": "Paris"})]))
     completion = client(proxy).chat.completions.create(

@@ -11,6 +11,7 @@ import pytest
 
 from mnemolog.proxy.calls import CallAccumulator, calls_of_message
 from mnemolog.proxy.errors import UpstreamFailed, UpstreamRejected, UpstreamTimeout
+from mnemolog.proxy.render import CONTEXT_CHARS, RenderedMemory, render_memories
 from mnemolog.proxy.sse import sse_chunks
 from mnemolog.proxy.tool import SEARCH_MEMORY_TOOL, upstream_body
 from mnemolog.proxy.upstream import Upstream, failure_of
@@ -178,3 +179,22 @@ def test_the_seed_variable_names_the_upstream_when_ours_is_unset() -> None:
     ):
         with pytest.raises(InvalidInput):
             settings_from_env(bad)
+
+
+def test_the_second_renderer_adds_contexts_and_the_first_is_kept_for_older_injections() -> None:
+    day = 1_700_000_000 * 10**9
+    plain = [RenderedMemory("v1", "Ada collects maps", day)]
+    replied = [*plain, RenderedMemory("v2", "Yes, since May", day, "Do you  still\nrun?")]
+    assert render_memories(plain) == render_memories(plain, "mnemolog.memories/1")
+    lines = render_memories(replied).splitlines()
+    assert lines[2] == "2. [2023-11-14] Yes, since May (in reply to: Do you still run?)"
+    assert render_memories(replied, "mnemolog.memories/1").splitlines()[2] == (
+        "2. [2023-11-14] Yes, since May"
+    )
+    long = [RenderedMemory("v3", "Yes", day, "why " * 200)]
+    (_, line) = render_memories(long).splitlines()
+    assert line.endswith("…)") and len(line) < CONTEXT_CHARS + 40
+    erased = [RenderedMemory("v4", None, day, "a context left behind")]
+    assert "a context" not in render_memories(erased)
+    with pytest.raises(ValueError, match="unknown renderer"):
+        render_memories(plain, "mnemolog.memories/9")
