@@ -71,7 +71,8 @@ POOL = 50  # candidates taken from each index (at least; five times the limit wh
 # A memory's keyword score is the BM25 of its content plus this share of the BM25 of its
 # context (what it answers: a reply is found by the words of the question it answers). At 0.5
 # LoCoMo recall_all@5 rose from 0.497 to 0.527 ranked offline on the benchmark's candidates
-# (0.4: 0.520, 0.6: 0.523); docs/recall.md has the bench figures.
+# (0.4: 0.520, 0.6: 0.523); the benchmark then measured 0.495 -> 0.519 on the fast tier and
+# 0.502 -> 0.533 on the quality tier (docs/recall.md).
 CONTEXT_WEIGHT = 0.5
 _NS_PER_DAY = 86_400 * 1_000_000_000
 
