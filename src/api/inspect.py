@@ -87,6 +87,7 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
                     "id": None if row is None else row.memory_id,
                     "version": None if row is None else row.version,
                     "content": None if row is None else row.content,
+                    "context": None if row is None else row.context,
                     "erased": row is not None and row.erased,
                 }
             candidates.append(

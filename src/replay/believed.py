@@ -25,6 +25,7 @@ class BelievedMemory(msgspec.Struct, frozen=True, kw_only=True):
     version_id: str
     kind: str
     content: str | None
+    context: str | None  # what the version answers, if it was written with it
     observed_at: str
     valid_from: str
     forgotten: bool
@@ -55,7 +56,7 @@ def believed(path: Path, *, as_of_ns: int, seq: int, container_tag: str | None) 
         where, args = ("WHERE c.container_tag = ?", (container_tag,)) if container_tag else ("", ())
         rows = conn.execute(
             "SELECT c.memory_id, c.container_tag, v.version, v.version_id, v.kind, v.content,"
-            " v.observed_at, v.valid_from, c.forgotten, c.forgotten_reason, c.erased"
+            " v.observed_at, v.valid_from, c.forgotten, c.forgotten_reason, c.erased, v.context"
             " FROM chains c JOIN versions v ON v.memory_id = c.memory_id"
             f" AND v.version = c.latest_version {where} ORDER BY c.created_seq",
             args,
@@ -79,6 +80,7 @@ def believed(path: Path, *, as_of_ns: int, seq: int, container_tag: str | None) 
                 version_id=r[3],
                 kind=r[4],
                 content=r[5],
+                context=r[11],
                 observed_at=iso(r[6]),
                 valid_from=iso(r[7]),
                 forgotten=bool(r[8]),
@@ -116,6 +118,8 @@ def render_belief(belief: Belief) -> str:
             marks.append(f"forgotten: {m.forgotten_reason or '?'}")
         mark = f" [{'; '.join(marks)}]" if marks else ""
         text = m.content if m.content is not None else "-"
+        if m.context is not None:
+            text += f"  (in reply to: {m.context})"
         lines.append(f"  {m.container_tag}  {m.id} v{m.version}{mark}  {text}")
     for p in belief.profiles:
         if p.static is None or p.dynamic is None:

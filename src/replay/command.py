@@ -138,6 +138,7 @@ def _query_at(
             "id": hit.row.memory_id,
             "version": hit.row.version,
             "content": hit.row.content,
+            "context": hit.row.context,
             "score": round(hit.score, 6),
             "similarity": round(hit.similarity, 6),
         }
@@ -149,7 +150,10 @@ def _query_at(
         return
     click.echo(f"as of {iso(at)} (log seq {seq}), {query!r}: {len(rows)} results")
     for r in rows:
-        click.echo(f"  {r['rank']}. {r['score']:.6f}  {r['id']} v{r['version']}  {r['content']}")
+        replied = f"  (in reply to: {r['context']})" if r["context"] is not None else ""
+        click.echo(
+            f"  {r['rank']}. {r['score']:.6f}  {r['id']} v{r['version']}  {r['content']}{replied}"
+        )
 
 
 def fidelity(

@@ -356,6 +356,7 @@ def test_a_reply_is_found_by_the_words_of_the_question_it_answers(
     with_context, without = reply_candidate("u-context"), reply_candidate("u-no-context")
     assert without["bm25Rank"] is None and without["bm25"] is None
     assert with_context["bm25Rank"] == 2 and isinstance(with_context["bm25"], float)
+    assert with_context["context"] == question and without["context"] is None
     assert with_context["position"] <= 1
     served = search(client, "u-context", query).json()["results"]
     assert next(r for r in served if r["content"] == reply)["context"] == question

@@ -32,6 +32,8 @@ FRUIT = "Kim's favourite fruit is mango"
 FRUIT_NOW = "Kim's favourite fruit is kiwi, no longer mango"
 PET = "Kim keeps a pet lizard called Rex"
 MEETING = "The meeting with Lou is on Tuesday at the library"
+MEETING_ASKED = "When and where do we see Lou?"
+PET_ASKED = "Does Kim have any animals at home?"
 
 
 @dataclass
@@ -56,7 +58,13 @@ def history(tmp_path: Path) -> History:
     life, recall = runtime.core.lifecycle, runtime.core.recall
     at = {"start": instant()}
     made = life.write(
-        "kim", [NewMemory(content=FRUIT), NewMemory(content=PET), NewMemory(content=MEETING)], ACTOR
+        "kim",
+        [
+            NewMemory(content=FRUIT),
+            NewMemory(content=PET, context=PET_ASKED),
+            NewMemory(content=MEETING, context=MEETING_ASKED),
+        ],
+        ACTOR,
     )
     life.set_profile("kim", ["Kim is a vet"], ["planning a trip"], ACTOR)
     ids = {"fruit": made[0].memory_id, "pet": made[1].memory_id, "meeting": made[2].memory_id}
@@ -126,6 +134,11 @@ def test_as_of_gives_exactly_the_state_at_each_instant(history: History) -> None
         "meeting": (1, MEETING),
     }
     assert written["pet"]["erased_later"] is True and written["pet"]["erased"] is False
+    assert {k: m["context"] for k, m in written.items()} == {
+        "fruit": None,
+        "pet": None,  # erased with the text
+        "meeting": MEETING_ASKED,
+    }
     assert not any(m["forgotten"] for m in written.values())
 
     superseded = state_at(history, "superseded")
