@@ -382,25 +382,31 @@ def ingest(
 ) -> dict[str, Any]:
     """Fill the store with ``size`` memories by batched POST /memories, round robin over
     containers; acknowledged memories per second over the whole fill, and the latency of each
-    batch request."""
+    batch request.
+
+    The bodies are made before the clock starts: making the texts (about 20 µs each) is this
+    client's work, not the server's, and was a tenth of the time measured when done inside it.
+    """
     texts = memory_texts(seed)
+    bodies = [
+        {
+            "containerTag": containers[n % len(containers)],
+            "memories": [{"content": next(texts)} for _ in range(min(batch, size - n * batch))],
+        }
+        for n in range(math.ceil(size / batch))
+    ]
     latencies: list[float] = []
     statuses: Counter[str] = Counter()
     errors = 0
     sent = 0
-    report_every = max(1, (size // batch) // 10)
+    report_every = max(1, len(bodies) // 10)
     with client(base_url) as http:
         began = time.perf_counter()
-        for n in range(math.ceil(size / batch)):
-            count = min(batch, size - sent)
-            body = {
-                "containerTag": containers[n % len(containers)],
-                "memories": [{"content": next(texts)} for _ in range(count)],
-            }
+        for n, body in enumerate(bodies):
             t0 = time.perf_counter()
             response = http.post("/memories", json=body)
             latencies.append(time.perf_counter() - t0)
-            sent += count
+            sent += len(body["memories"])
             if response.status_code != 200:
                 errors += 1
                 continue
