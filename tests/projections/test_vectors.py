@@ -375,3 +375,44 @@ def test_a_loaded_index_fills_its_matrix_from_the_stored_vectors_when_they_match
     while not fallback._mirror.ready and time.monotonic() < deadline:
         time.sleep(0.01)
     assert fallback._mirror.row_of.keys() == set(live)
+
+
+def test_a_save_on_the_graph_worker_lets_adds_and_searches_go_on_and_saves_keep_their_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mnemolog.projections import vectors
+
+    path = tmp_path / "v.bin"
+    data = unit_rows(400)
+    secret = canary(91)
+    index = VectorIndex(path, DIM)
+    index.add([*range(300), 1000], np.vstack([data[:300], secret]))
+    index.save(1)  # the matrix is ready: later adds leave their graph insert to the worker
+    checksum = vectors._file_sha256
+    inside = threading.Event()
+    release = threading.Event()
+
+    def held(file: Path) -> str:  # the first save stops inside, after its graph is written
+        if not release.is_set():
+            inside.set()
+            release.wait(30)
+        return checksum(file)
+
+    monkeypatch.setattr(vectors, "_file_sha256", held)
+    first = index.save_later(2)
+    try:
+        assert inside.wait(30)
+        index.add(list(range(300, 400)), data[300:])  # not held up by the save under way
+        assert index.search(data[350], 1)[0][0] == 350
+        scrubbed = threading.Thread(target=lambda: (index.scrub([1000]), index.save(3)))
+        scrubbed.start()  # an erasure's save waits for the one under way, then writes its own
+        time.sleep(0.05)
+        assert not first.done() and scrubbed.is_alive()
+    finally:
+        release.set()
+    first.result(30)
+    scrubbed.join(30)
+    assert secret.tobytes() not in path.read_bytes()  # the last save asked is the one on disk
+    loaded = VectorIndex.load(path, dim=DIM)
+    assert loaded is not None and loaded.last_seq == 3 and len(loaded) == 400
+    assert loaded.search(data[399], 1)[0][0] == 399
