@@ -542,9 +542,11 @@ class VectorIndex:
             time.sleep(0)  # let a search waiting for the lock have it between chunks
 
     def _drain(self) -> None:
-        """Make every queued graph insert now (before the graph is saved or rewritten)."""
+        """Make every queued graph insert now (before the graph is saved or rewritten), letting
+        a search waiting for the lock have it between chunks: a save on the graph worker drains
+        while searches run, and without the pause one waited 236 ms at 100k memories."""
         while self._apply_one():
-            pass
+            time.sleep(0)
 
     def _apply_one(self) -> bool:
         with self._applying, self._lock:
