@@ -543,8 +543,8 @@ class VectorIndex:
 
     def _drain(self) -> None:
         """Make every queued graph insert now (before the graph is saved or rewritten), letting
-        a search waiting for the lock have it between chunks: a save on the graph worker drains
-        while searches run, and without the pause one waited 236 ms at 100k memories."""
+        a search waiting for the lock have it between chunks as ``_apply_backlog`` does: a save
+        on the graph worker drains while searches run."""
         while self._apply_one():
             time.sleep(0)
 
