@@ -181,8 +181,7 @@ class Recall:
             clock = now
 
         view = self._runner.position()  # what the ranking reads, for a replay to fold to
-        indexes = (self._fulltext, self._context_fulltext, self._document_fulltext)
-        for projection in indexes:
+        for projection in (self._fulltext, self._context_fulltext, self._document_fulltext):
             projection.index.forget_searched_seq()
         query = self._embedder.embed([request.q])[0]
         lap("embed")

@@ -71,14 +71,23 @@ class IndexSource(Protocol):
         ...
 
 
+_VersionEvent = MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported
+
+
+def _version_event(stored: StoredRecord) -> _VersionEvent | None:
+    """The event of ``stored`` if it makes a memory version."""
+    event = stored.record.event
+    return event if isinstance(event, _VersionEvent) else None
+
+
 class MemorySource:
     def __init__(self, sealer: Sealer, memories: MemoryProjection) -> None:
         self._sealer = sealer
         self._memories = memories
 
     def entries(self, stored: StoredRecord, *, vectors: bool = True) -> list[Entry]:
-        event = stored.record.event
-        if not isinstance(event, MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported):
+        event = _version_event(stored)
+        if event is None:
             return []
         text = self._sealer.open_text(event.content)
         if text is None:
@@ -107,10 +116,8 @@ class MemoryContextSource(MemorySource):
     only."""
 
     def entries(self, stored: StoredRecord, *, vectors: bool = True) -> list[Entry]:
-        event = stored.record.event
-        if not isinstance(event, MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported):
-            return []
-        if event.context is None:
+        event = _version_event(stored)
+        if event is None or event.context is None:
             return []
         text = self._sealer.open_text(event.context)
         return [] if text is None else [Entry(stored.seq, event.container_tag, text, None)]
