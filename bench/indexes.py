@@ -31,7 +31,8 @@ import numpy as np
 from latency import latency_summary
 
 from mnemolog.projections.fulltext import FullTextIndex, TextDoc
-from mnemolog.projections.vectors import VectorIndex, sidecar_path
+from mnemolog.projections.vector_files import sidecar_path
+from mnemolog.projections.vectors import VectorIndex
 
 DIM = 256
 K = 10

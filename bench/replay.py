@@ -1,6 +1,6 @@
 """``mnemolog replay --as-of`` on a large log: from the nearest snapshot, and from the start.
 
-Builds a store of N synthetic memories (fast tier, batched writes through the lifecycle, as
+Builds a store of N synthetic memories (fast tier, batched writes through the write decision, as
 ``bench/recall.py`` makes them, 8 containers) with snapshots every ``--snapshot-every``
 records, then times the CLI as a user runs it (a child process, imports and all) at three
 instants: the end of the log, the middle, and a tenth in; then the same with the snapshots
@@ -25,13 +25,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from recall import memory_texts
+
 from mnemolog.clock import iso
 from mnemolog.eventlog import Actor
-from mnemolog.lifecycle import NewMemory
-from mnemolog.replay.snapshots import snapshot_files
+from mnemolog.memory import NewMemory
+from mnemolog.projections.snapshots import snapshot_files
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
-from recall import memory_texts
 
 MNEMOLOG = Path(sys.executable).parent / "mnemolog"
 GOAL_SECONDS = 10.0  # replay --as-of on a 100k-memory log
@@ -47,7 +48,7 @@ def build(data_dir: Path, memories: int, every: int) -> dict[str, Any]:
         texts = memory_texts(7)
         for n in range(0, memories, BATCH):
             items = [NewMemory(content=next(texts)) for _ in range(min(BATCH, memories - n))]
-            runtime.core.lifecycle.write(f"c{(n // BATCH) % 8}", items, ACTOR)
+            runtime.core.writes.write(f"c{(n // BATCH) % 8}", items, ACTOR)
             instants.append(iso(time.time_ns()))
         head = runtime.log.head().seq
     finally:

@@ -2,7 +2,7 @@
 
 Follows the offline recipe of ``bench-data/RECIPE.md`` (section 4): every LoCoMo conversation
 and every LongMemEval question's haystack is written into its own container of a fresh data
-dir, one turn per memory, through ``Lifecycle.write`` (one batch per session), with
+dir, one turn per memory, through ``Writes.write`` (one batch per session), with
 ``observed_at`` set from the session date in UTC. A LoCoMo turn is written with the turn it
 answers as its ``context`` (the previous turn, when the other speaker said it); LongMemEval's
 turns are the user's side only, so none has one. Each question is asked through
@@ -45,11 +45,9 @@ from typing import Any
 
 import tantivy
 
-from mnemolog.core import Core
 from mnemolog.eventlog import Actor
-from mnemolog.lifecycle import NewMemory
-from mnemolog.projections.memories import VersionRow
-from mnemolog.recall import RecallRequest
+from mnemolog.memory import Core, NewMemory, RecallRequest
+from mnemolog.projections.memory_rows import VersionRow
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 
@@ -371,7 +369,7 @@ def _one_haystack(core: Core, haystack: Haystack, run: Run, args: argparse.Names
                 )
                 for t in turns
             ]
-            for turn, outcome in zip(turns, core.lifecycle.write(tag, items, ACTOR), strict=True):
+            for turn, outcome in zip(turns, core.writes.write(tag, items, ACTOR), strict=True):
                 chain_of[turn.turn_id] = outcome.memory_id
                 turns_of[outcome.version_id][turn.turn_id] = None
                 session_of[turn.turn_id] = turn.session

@@ -12,6 +12,10 @@
     ├── DataDirLocked                 another mnemolog process owns the data dir
     ├── EmbedderError                 the embedder cannot be loaded or used
     │   └── EmbedderMismatch          the data dir is pinned to another embedder (refuse to boot)
+    ├── UpstreamNotConfigured         the proxy has no upstream base URL (503)
+    ├── UpstreamFailed                the upstream failed or answered nonsense (502)
+    │   └── UpstreamRejected          the upstream refused the request: its 4xx status is kept
+    ├── UpstreamTimeout               the upstream did not answer in time (504)
     ├── StorageError                  the log cannot take writes
     │   ├── StorageFailed             an I/O or fsync failure: fail-stop until restart (503)
     │   ├── DiskFull                  no space left on the device: fail-stop (507)
@@ -19,7 +23,9 @@
     └── CorruptLog                    the stored log fails its own checks
         └── CorruptRecord             one record fails its checksum, sequence or chain check
 
-Each carries a stable machine-readable ``code`` and the HTTP status the API answers with.
+Each carries a stable machine-readable ``code``. The statuses in brackets are what the HTTP
+shells answer with; they are mapped from the classes there (``web/statuses.py``), so nothing
+below the shells speaks HTTP.
 """
 
 from __future__ import annotations
@@ -29,87 +35,92 @@ class MnemologError(Exception):
     """Base of every error mnemolog raises on purpose."""
 
     code = "mnemolog_error"
-    status = 500
 
 
 class InvalidInput(MnemologError):
     code = "invalid_input"
-    status = 400
 
 
 class MalformedBody(InvalidInput):
     code = "malformed_body"
-    status = 400
 
 
 class PayloadTooLarge(InvalidInput):
     code = "payload_too_large"
-    status = 413
 
 
 class UnsupportedMediaType(InvalidInput):
     code = "unsupported_media_type"
-    status = 415
 
 
 class NotFound(InvalidInput):
     code = "not_found"
-    status = 404
 
 
 class VersionConflict(InvalidInput):
     code = "version_conflict"
-    status = 409
 
 
 class IdempotencyConflict(InvalidInput):
     code = "idempotency_conflict"
-    status = 409
 
 
 class KeyDestroyed(MnemologError):
     code = "key_destroyed"
-    status = 410
 
 
 class DataDirLocked(MnemologError):
     code = "data_dir_locked"
-    status = 503
 
 
 class EmbedderError(MnemologError):
     code = "embedder_error"
-    status = 503
 
 
 class EmbedderMismatch(EmbedderError):
     code = "embedder_mismatch"
-    status = 503
+
+
+class UpstreamNotConfigured(MnemologError):
+    code = "upstream_not_configured"
+
+
+class UpstreamFailed(MnemologError):
+    code = "upstream_error"
+
+
+class UpstreamRejected(UpstreamFailed):
+    """A 4xx from the upstream that is the caller's to fix (bad model, too long, rate limit)."""
+
+    code = "upstream_rejected"
+
+    def __init__(self, upstream_status: int, message: str) -> None:
+        super().__init__(message)
+        self.upstream_status = upstream_status
+
+
+class UpstreamTimeout(MnemologError):
+    code = "upstream_timeout"
 
 
 class StorageError(MnemologError):
     code = "storage_error"
-    status = 503
 
 
 class StorageFailed(StorageError):
     code = "storage_failed"
-    status = 503
 
 
 class DiskFull(StorageError):
     code = "disk_full"
-    status = 507
 
 
 class LogClosed(StorageError):
     code = "log_closed"
-    status = 503
 
 
 class CorruptLog(MnemologError):
     code = "corrupt_log"
-    status = 500
 
 
 class CorruptRecord(CorruptLog):
@@ -121,3 +132,8 @@ class CorruptRecord(CorruptLog):
         super().__init__(f"record {seq}: {reason}")
         self.seq = seq
         self.reason = reason
+
+
+# The failures a caller's own request caused (answered 4xx): in a batch of several callers'
+# requests, such a failure belongs to one of them alone.
+CALLER_ERRORS: tuple[type[MnemologError], ...] = (InvalidInput, KeyDestroyed, UpstreamRejected)

@@ -6,11 +6,11 @@ import threading
 
 from threadpoolctl import threadpool_limits
 
-from .core import Core
 from .eventlog.datadir import DataDirLock, keys_dir, log_dir
 from .eventlog.keystore import KeyStore
 from .eventlog.lmdb_log import LmdbEventLog
 from .eventlog.sealing import Sealer
+from .memory.core import Core
 from .settings import Settings
 
 

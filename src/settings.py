@@ -1,46 +1,253 @@
 """One frozen ``Settings`` object, read once at the edge from ``MNEMOLOG_*`` variables.
 
 Nothing below the command-line and server shells reads the environment: they pass this down.
-Every setting is documented in ``docs/settings.md`` (a test keeps the two in step).
+
+Each setting is declared once, as a field of ``Settings``: its name, type and default, and in its
+``Annotated`` ``msgspec.Meta`` its bounds (``ge``/``gt``/``le``, ``min_length``/``max_length``,
+``pattern``), which ``msgspec.convert`` enforces, and its one-line ``description``. Its
+environment variable is ``MNEMOLOG_`` + the name upper-cased. ``SETTINGS`` reads the
+declarations back; ``ENV_VARS``, the validation and the table of ``docs/settings.md``
+(``python tools/gen_settings_docs.py``) derive from them.
 """
 
 from __future__ import annotations
 
+import types
+import typing
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
+from msgspec import Meta
 
 from .errors import InvalidInput
 
+ENV_PREFIX = "MNEMOLOG_"
+
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
-    data_dir: Path = Path("data")
-    host: str = "127.0.0.1"
-    port: int = 8080
-    access_log: bool = False
-    log_map_size: int = 64 << 20
-    reader_check_seconds: float = 30.0
-    embedder: Literal["auto", "quality", "fast"] = "auto"
-    embedder_threads: int = 2
-    model_cache_dir: Path | None = None
-    supersede_threshold: float = 0.85
-    max_body_bytes: int = 1 << 20
-    snapshot_every: int = 20_000
-    upstream_base_url: str | None = None
-    upstream_api_key: str | None = None
-    upstream_connect_timeout: float = 5.0
-    upstream_timeout: float = 300.0
-    upstream_idle_timeout: float = 60.0
-    proxy_container_tag: str = "default"
-    proxy_max_memory_rounds: int = 2
-    proxy_recall_limit: int = 5
-    proxy_recall_timeout: float = 5.0
-    capture: bool = False
-    capture_distill: bool = False
-    events_heartbeat_seconds: float = 15.0
-    stream_chunk_records: int = 256
+    # extra={"default": ...} is how docs/settings.md shows the default, "{}" standing for it.
+    data_dir: Annotated[
+        Path,
+        Meta(
+            description="The data directory: the event log in `log/`, the subject keys in "
+            "`keys/`, and the lock file `mnemolog.lock` that gives one process ownership. "
+            "Created with mode 0700 if missing. Option `--data-dir`.",
+            extra={"default": "{} (relative to the working directory)"},
+        ),
+    ] = Path("data")
+    host: Annotated[
+        str,
+        Meta(
+            description="Address the HTTP server binds. The default accepts connections from "
+            "this machine only. Option `--host` of `serve`.",
+        ),
+    ] = "127.0.0.1"
+    port: Annotated[
+        int,
+        Meta(
+            ge=1, le=65535, description="TCP port of the HTTP server. Option `--port` of `serve`."
+        ),
+    ] = 8080
+    access_log: Annotated[
+        bool,
+        Meta(
+            description="Log one line per HTTP request (uvicorn's access log) to standard "
+            "error. Off by default: formatting and writing that line cost about a tenth of a "
+            "small request's time.",
+        ),
+    ] = False
+    log_map_size: Annotated[
+        int,
+        Meta(
+            ge=1 << 16,
+            description="Initial size in bytes of the event log's LMDB memory map. Not a limit: "
+            "the map doubles whenever it is full (see [durability.md](durability.md#map-growth)); "
+            "the file on disk grows only as it is used.",
+            extra={"default": "{} (64 MiB)"},
+        ),
+    ] = 64 << 20
+    reader_check_seconds: Annotated[
+        float,
+        Meta(
+            gt=0,
+            description="How often, in seconds, the log's writer thread clears LMDB reader slots "
+            "left by dead processes (see [durability.md](durability.md#stale-reader-slots)).",
+        ),
+    ] = 30.0
+    embedder: Annotated[
+        Literal["auto", "quality", "fast"],
+        Meta(
+            description="The embedding tier: `quality` (all-MiniLM-L6-v2 int8, 384-d), `fast` "
+            "(a static model distilled from it, 256-d) or `auto` (the fast tier, the default "
+            "chosen by measurement; see [embedding.md](embedding.md#choosing-the-tier)). The "
+            "first boot pins the data dir to the embedder it uses; a later boot with another "
+            "one refuses to start.",
+        ),
+    ] = "auto"
+    embedder_threads: Annotated[
+        int, Meta(ge=1, le=64, description="onnxruntime threads of the quality tier.")
+    ] = 2
+    model_cache_dir: (
+        Annotated[
+            Path,
+            Meta(
+                description="Where the distilled fast-tier model is built once and cached; "
+                "shared by every data dir.",
+                extra={"default": "`~/.cache/mnemolog/models`"},  # see ``model_cache``
+            ),
+        ]
+        | None
+    ) = None
+    supersede_threshold: Annotated[
+        float,
+        Meta(
+            gt=0,
+            le=1,
+            description="Cosine similarity at or above which a write becomes the next version "
+            "of the closest live memory in its container instead of a new memory, provided the "
+            "two texts also share at least half of their distinct words (see "
+            "[lifecycle.md](lifecycle.md#one-choke-point-for-writes)).",
+        ),
+    ] = 0.85
+    max_body_bytes: Annotated[
+        int,
+        Meta(
+            ge=1024,
+            description="The largest request body accepted; a larger one is answered 413 "
+            "`payload_too_large`.",
+        ),
+    ] = 1 << 20
+    snapshot_every: Annotated[
+        int,
+        Meta(
+            ge=1,
+            description="Log records between two snapshots of the memories projection (kept "
+            "under `snapshots/`, the newest three, without vectors), so that `mnemolog replay "
+            "--as-of` folds from the nearest snapshot instead of from the first record. Erasure "
+            "scrubs them. See [replay.md](replay.md).",
+        ),
+    ] = 20_000
+    upstream_base_url: (
+        Annotated[
+            str,
+            Meta(
+                pattern="^https?://",
+                description="The OpenAI-compatible server the chat proxy forwards to, e.g. "
+                "`http://127.0.0.1:8081/v1` (the proxy appends `/chat/completions` and "
+                "`/models`). The only host the proxy ever contacts; unset, `/v1/*` answers 503 "
+                "`upstream_not_configured`. See [proxy.md](proxy.md).",
+            ),
+        ]
+        | None
+    ) = None
+    upstream_api_key: (
+        Annotated[
+            str,
+            Meta(
+                description="Sent upstream as `Authorization: Bearer …`. A client's own "
+                "`Authorization` header is never forwarded.",
+            ),
+        ]
+        | None
+    ) = None
+    upstream_connect_timeout: Annotated[
+        float,
+        Meta(
+            gt=0,
+            description="Seconds to open a connection to the upstream; past it the turn is "
+            "answered 504 `upstream_timeout`.",
+        ),
+    ] = 5.0
+    upstream_timeout: Annotated[
+        float,
+        Meta(
+            gt=0,
+            description="Seconds a buffered upstream call may take, and the longest wait for "
+            "the first byte of a streamed one (504 `upstream_timeout`).",
+        ),
+    ] = 300.0
+    upstream_idle_timeout: Annotated[
+        float,
+        Meta(
+            gt=0,
+            description="Seconds a streamed upstream answer may go without an event (keep-alive "
+            "comments do not count) before the proxy gives up on it.",
+        ),
+    ] = 60.0
+    proxy_container_tag: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            max_length=256,
+            description="The container a proxied turn recalls from and captures into when the "
+            "request names none (header `x-mnemolog-container-tag`, or `mnemolog.containerTag` "
+            "in the body).",
+        ),
+    ] = "default"
+    proxy_max_memory_rounds: Annotated[
+        int,
+        Meta(
+            ge=0,
+            le=10,
+            description="The runaway cap: how many `searchMemory` rounds one turn may take (0 "
+            "offers no tool). The call after the last round is made without the tool, so the "
+            "model has to answer.",
+        ),
+    ] = 2
+    proxy_recall_limit: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=50,
+            description="How many memories one `searchMemory` call returns at most.",
+        ),
+    ] = 5
+    proxy_recall_timeout: Annotated[
+        float,
+        Meta(
+            gt=0,
+            description="Seconds a recall for the proxy may take; past it the turn goes on "
+            "without memory (and its trace says so).",
+        ),
+    ] = 5.0
+    capture: Annotated[
+        bool,
+        Meta(
+            description="Auto-capture of durable first-person facts from the user's turns, for "
+            "every proxied request (a request can turn it on or off for itself). See "
+            "[capture.md](capture.md).",
+        ),
+    ] = False
+    capture_distill: Annotated[
+        bool,
+        Meta(
+            description="Ask the upstream to distil the facts to capture; on any failure the "
+            "heuristic extractor is used instead.",
+        ),
+    ] = False
+    events_heartbeat_seconds: Annotated[
+        float,
+        Meta(
+            gt=0,
+            description="How long an idle `GET /events` stream goes without a message before "
+            "the server sends a heartbeat comment, so that proxies and clients keep the "
+            "connection open (see [event-stream.md](event-stream.md)).",
+        ),
+    ] = 15.0
+    stream_chunk_records: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=10_000,
+            description="How many records `GET /events` and `GET /log/export` read from the log "
+            "at a time. The chunk is read in short transactions and held in memory while it is "
+            "written out, so this bounds each client's memory, and a slow client never holds a "
+            "read transaction open.",
+        ),
+    ] = 256
 
     @property
     def model_cache(self) -> Path:
@@ -50,34 +257,63 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         return Path.home() / ".cache" / "mnemolog" / "models"
 
 
+# The constraints of msgspec.Meta that bound a value (the others describe it).
+BOUND_KINDS = ("ge", "gt", "le", "lt", "multiple_of", "min_length", "max_length", "pattern")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One field of ``Settings`` as declared: read back from its annotation."""
+
+    name: str
+    env: str
+    type: object  # the value's type, without its Meta and without ``| None``
+    optional: bool  # ``| None``: may be unset
+    default: object
+    meta: Meta
+
+    @property
+    def description(self) -> str:
+        return self.meta.description or ""
+
+    @property
+    def bounds(self) -> dict[str, object]:
+        """The constraints msgspec enforces, e.g. ``{"ge": 1, "le": 65535}``."""
+        found = {kind: getattr(self.meta, kind) for kind in BOUND_KINDS}
+        return {kind: value for kind, value in found.items() if value is not None}
+
+
+def _declared(name: str, hint: object, default: object) -> Setting:
+    """Split ``Annotated[T, Meta(...)]`` or ``Annotated[T, Meta(...)] | None``."""
+    args = typing.get_args(hint)
+    optional = typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in args
+    if optional:
+        (hint,) = (arg for arg in args if arg is not type(None))
+    metas = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Meta)]
+    if len(metas) != 1 or not metas[0].description:
+        raise TypeError(f"setting {name} must be declared with one Meta(description=...)")
+    return Setting(
+        name=name,
+        env=ENV_PREFIX + name.upper(),
+        type=typing.get_args(hint)[0],
+        optional=optional,
+        default=default,
+        meta=metas[0],
+    )
+
+
+def _read_declarations() -> tuple[Setting, ...]:
+    hints = typing.get_type_hints(Settings, include_extras=True)
+    return tuple(
+        _declared(field.name, hints[field.name], field.default)
+        for field in msgspec.structs.fields(Settings)
+    )
+
+
+SETTINGS: tuple[Setting, ...] = _read_declarations()
+
 # Field name -> environment variable.
-ENV_VARS: dict[str, str] = {
-    "data_dir": "MNEMOLOG_DATA_DIR",
-    "host": "MNEMOLOG_HOST",
-    "port": "MNEMOLOG_PORT",
-    "access_log": "MNEMOLOG_ACCESS_LOG",
-    "log_map_size": "MNEMOLOG_LOG_MAP_SIZE",
-    "reader_check_seconds": "MNEMOLOG_READER_CHECK_SECONDS",
-    "embedder": "MNEMOLOG_EMBEDDER",
-    "embedder_threads": "MNEMOLOG_EMBEDDER_THREADS",
-    "model_cache_dir": "MNEMOLOG_MODEL_CACHE_DIR",
-    "supersede_threshold": "MNEMOLOG_SUPERSEDE_THRESHOLD",
-    "max_body_bytes": "MNEMOLOG_MAX_BODY_BYTES",
-    "snapshot_every": "MNEMOLOG_SNAPSHOT_EVERY",
-    "upstream_base_url": "MNEMOLOG_UPSTREAM_BASE_URL",
-    "upstream_api_key": "MNEMOLOG_UPSTREAM_API_KEY",
-    "upstream_connect_timeout": "MNEMOLOG_UPSTREAM_CONNECT_TIMEOUT",
-    "upstream_timeout": "MNEMOLOG_UPSTREAM_TIMEOUT",
-    "upstream_idle_timeout": "MNEMOLOG_UPSTREAM_IDLE_TIMEOUT",
-    "proxy_container_tag": "MNEMOLOG_PROXY_CONTAINER_TAG",
-    "proxy_max_memory_rounds": "MNEMOLOG_PROXY_MAX_MEMORY_ROUNDS",
-    "proxy_recall_limit": "MNEMOLOG_PROXY_RECALL_LIMIT",
-    "proxy_recall_timeout": "MNEMOLOG_PROXY_RECALL_TIMEOUT",
-    "capture": "MNEMOLOG_CAPTURE",
-    "capture_distill": "MNEMOLOG_CAPTURE_DISTILL",
-    "events_heartbeat_seconds": "MNEMOLOG_EVENTS_HEARTBEAT_SECONDS",
-    "stream_chunk_records": "MNEMOLOG_STREAM_CHUNK_RECORDS",
-}
+ENV_VARS: dict[str, str] = {setting.name: setting.env for setting in SETTINGS}
 
 # Variables of the seed API accepted as well, when the MNEMOLOG_* one is unset.
 ENV_ALIASES: dict[str, str] = {
@@ -86,7 +322,10 @@ ENV_ALIASES: dict[str, str] = {
 
 
 def settings_from_env(environ: Mapping[str, str], **overrides: object) -> Settings:
-    """Build settings from ``environ``; explicit ``overrides`` (not None) win."""
+    """Build settings from ``environ``; explicit ``overrides`` (not None) win.
+
+    Types and bounds are checked by ``msgspec.convert`` against the declarations.
+    """
     raw: dict[str, object] = {
         field: environ[var]
         for field, var in ENV_ALIASES.items()
@@ -97,47 +336,10 @@ def settings_from_env(environ: Mapping[str, str], **overrides: object) -> Settin
     )
     raw.update({k: v for k, v in overrides.items() if v is not None})
     try:
-        settings = msgspec.convert(raw, type=Settings, strict=False, dec_hook=_decode_path)
+        return msgspec.convert(raw, type=Settings, strict=False, dec_hook=_decode_path)
     except msgspec.ValidationError as exc:
         field = str(exc).rpartition("$.")[2].strip("`")
         raise _invalid(field, str(exc)) from exc
-    if not 0 < settings.port < 65536:
-        raise _invalid("port", f"port {settings.port} is out of range")
-    if settings.log_map_size < 1 << 16:
-        raise _invalid("log_map_size", "must be at least 65536")
-    if settings.reader_check_seconds <= 0:
-        raise _invalid("reader_check_seconds", "must be positive")
-    if not 1 <= settings.embedder_threads <= 64:
-        raise _invalid("embedder_threads", "must be between 1 and 64")
-    if not 0.0 < settings.supersede_threshold <= 1.0:
-        raise _invalid("supersede_threshold", "must be in (0, 1]")
-    if settings.max_body_bytes < 1024:
-        raise _invalid("max_body_bytes", "must be at least 1024")
-    if settings.snapshot_every < 1:
-        raise _invalid("snapshot_every", "must be at least 1")
-    if settings.upstream_base_url is not None and not settings.upstream_base_url.startswith(
-        ("http://", "https://")
-    ):
-        raise _invalid("upstream_base_url", "must be an http:// or https:// URL")
-    for field in (
-        "upstream_connect_timeout",
-        "upstream_timeout",
-        "upstream_idle_timeout",
-        "proxy_recall_timeout",
-    ):
-        if not getattr(settings, field) > 0:
-            raise _invalid(field, "must be positive")
-    if not 0 <= settings.proxy_max_memory_rounds <= 10:
-        raise _invalid("proxy_max_memory_rounds", "must be between 0 and 10")
-    if not 1 <= settings.proxy_recall_limit <= 50:
-        raise _invalid("proxy_recall_limit", "must be between 1 and 50")
-    if not 1 <= len(settings.proxy_container_tag) <= 256:
-        raise _invalid("proxy_container_tag", "must be 1 to 256 characters")
-    if not settings.events_heartbeat_seconds > 0:
-        raise _invalid("events_heartbeat_seconds", "must be positive")
-    if not 1 <= settings.stream_chunk_records <= 10_000:
-        raise _invalid("stream_chunk_records", "must be between 1 and 10000")
-    return settings
 
 
 def _invalid(field: str, problem: str) -> InvalidInput:

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from .. import __version__
-from ..proxy import Capture, Memory, Services, Upstream, proxy_routes
+from ..proxy import Capture, RecallTool, Services, Upstream, proxy_routes
 from ..runtime import Runtime
 from .audit_routes import audit_routes
 from .errors import install_error_handlers
@@ -51,15 +51,14 @@ def create_app(runtime: Runtime) -> HotRoutes:
     core = runtime.core
     services = Services(
         settings=settings,
-        log=runtime.log,
+        core=core,
         sealer=runtime.sealer,
-        runner=core.runner,
         upstream=upstream,
-        memory=Memory(
+        memory=RecallTool(
             core, limit=settings.proxy_recall_limit, timeout=settings.proxy_recall_timeout
         ),
     )
-    capture = Capture(core.lifecycle, upstream, distill=settings.capture_distill)
+    capture = Capture(core.writes, upstream, distill=settings.capture_distill)
     app.include_router(proxy_routes(services, capture))
 
     @app.get("/health")

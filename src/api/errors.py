@@ -1,4 +1,5 @@
-"""One JSON error shape for every failure: ``{"error": {"code", "message"}}``."""
+"""One JSON error shape for every failure: ``{"error": {"code", "message"}}``, with the status
+``web/statuses.py`` maps each error class to."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from ..errors import MnemologError
+from ..web.statuses import http_status
 
 
 def error_response(status: int, code: str, message: str) -> JSONResponse:
@@ -16,7 +18,7 @@ def error_response(status: int, code: str, message: str) -> JSONResponse:
 
 async def _mnemolog_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, MnemologError)
-    return error_response(exc.status, exc.code, str(exc))
+    return error_response(http_status(exc), exc.code, str(exc))
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

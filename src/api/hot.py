@@ -16,7 +16,8 @@ import msgspec
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import MnemologError
-from ..request_body import BodyBuffer, check_json_headers
+from ..web.request_body import BodyBuffer, check_json_headers
+from ..web.statuses import error_body, http_status
 
 App = ASGIApp
 
@@ -38,7 +39,7 @@ Handler = Callable[[bytes], Awaitable[Reply]]
 
 
 def error_reply(exc: MnemologError) -> Reply:
-    return Reply({"error": {"code": exc.code, "message": str(exc)}}, status=exc.status)
+    return Reply(error_body(exc), status=http_status(exc))
 
 
 class HotRoutes:

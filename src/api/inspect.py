@@ -9,11 +9,17 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from ..clock import iso
-from ..core import Core
 from ..errors import NotFound
 from ..eventlog.events import ProxyTurn
-from ..projections.traces import Trace, TurnTrace
-from ..proxy.render import MEMORY_RENDERERS, RenderedMemory, digest, render_memories
+from ..memory import (
+    MEMORY_RENDERERS,
+    Core,
+    RenderedMemory,
+    Trace,
+    TurnTrace,
+    digest,
+    render_memories,
+)
 from ..runtime import Runtime
 
 

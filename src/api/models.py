@@ -8,8 +8,7 @@ import msgspec
 
 from ..clock import iso, parse_as_of_instant, parse_iso
 from ..errors import InvalidInput
-from ..projections.documents import ChunkRow, DocumentRow
-from ..projections.memories import ChainView, VersionRow
+from ..memory import ChainView, ChunkRow, DocumentRow, VersionRow
 
 Content = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000)]
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]

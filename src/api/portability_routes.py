@@ -9,8 +9,8 @@ from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from ..portability import Envelope, Importer, export
-from ..request_body import read_json
 from ..runtime import Runtime
+from ..web.request_body import read_json
 
 # An export holds a whole store: far larger than any other request body.
 IMPORT_MAX_BYTES = 256 << 20
@@ -20,7 +20,8 @@ def portability_routes(runtime: Runtime) -> APIRouter:
     router = APIRouter()
     core = runtime.core
     importer = Importer(
-        lifecycle=core.lifecycle,
+        ingest=core.ingest,
+        chains=core.chains,
         memories=core.memories,
         documents=core.documents,
         embedder=core.embedder,

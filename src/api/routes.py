@@ -14,10 +14,9 @@ from starlette.concurrency import run_in_threadpool
 from ..clock import iso
 from ..errors import NotFound
 from ..eventlog import Actor
-from ..lifecycle import NewMemory, WriteOutcome
-from ..recall import RecallRequest
-from ..request_body import decode_json, read_body, read_json
+from ..memory import NewMemory, RecallRequest, WriteOutcome
 from ..runtime import Runtime
+from ..web.request_body import decode_json, read_body, read_json
 from .hot import Reply
 from .models import (
     Forget,
@@ -98,34 +97,32 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
             context=latest.context if body.context is None else body.context,
         )
         await run_in_threadpool(
-            lambda: core.lifecycle.edit(
-                memory_id, item, LOCAL, expected_version=body.expected_version
-            )
+            lambda: core.chains.edit(memory_id, item, LOCAL, expected_version=body.expected_version)
         )
         return chain_response(memory_id)
 
     @router.post("/memories/{memory_id}/forget")
     async def forget_memory(memory_id: str, request: Request) -> JSONResponse:
         body = await read_json(request, Forget, max_bytes=limit)
-        await run_in_threadpool(core.lifecycle.forget, memory_id, body.reason, LOCAL)
+        await run_in_threadpool(core.chains.forget, memory_id, body.reason, LOCAL)
         return chain_response(memory_id)
 
     @router.post("/memories/{memory_id}/restore")
     async def restore_memory(memory_id: str) -> JSONResponse:
-        await run_in_threadpool(core.lifecycle.restore, memory_id, LOCAL)
+        await run_in_threadpool(core.chains.restore, memory_id, LOCAL)
         return chain_response(memory_id)
 
     @router.delete("/memories/{memory_id}")
     async def hard_delete_memory(memory_id: str) -> JSONResponse:
         """Hard delete: the only eraser. The content is destroyed for good."""
-        seq = await run_in_threadpool(core.lifecycle.erase, memory_id, LOCAL)
+        seq = await run_in_threadpool(core.chains.erase, memory_id, LOCAL)
         return JSONResponse({"id": memory_id, "hardDeleted": True, "erased": True, "seq": seq})
 
     @router.post("/documents")
     async def post_document(request: Request) -> JSONResponse:
         body = await read_json(request, PostDocument, max_bytes=limit)
         outcome = await run_in_threadpool(
-            lambda: core.lifecycle.ingest_document(
+            lambda: core.ingest.ingest_document(
                 body.container_tag,
                 body.content,
                 LOCAL,
@@ -186,7 +183,7 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
     async def put_profile(request: Request) -> JSONResponse:
         body = await read_json(request, PutProfile, max_bytes=limit)
         await run_in_threadpool(
-            core.lifecycle.set_profile, body.container_tag, body.static, body.dynamic, LOCAL
+            core.chains.set_profile, body.container_tag, body.static, body.dynamic, LOCAL
         )
         return get_profile(body.container_tag)
 
@@ -221,7 +218,7 @@ class HotEndpoints:
             )
             for m in body.memories
         ]
-        writes = self._core.writes
+        writes = self._core.combiner
         outcomes = await self._offload(lambda: writes.write(body.container_tag, items, LOCAL))
         return Reply(
             {"containerTag": body.container_tag, "memories": [_outcome(o) for o in outcomes]}

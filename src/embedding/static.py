@@ -31,10 +31,10 @@ from safetensors import safe_open
 from tokenizers import Tokenizer
 
 from ..errors import EmbedderError
-from .distill import PCA_DIMS, SIF_COEFFICIENT, SIGN_ROWS, ZIPF_OFFSET, distil
 from .identity import EmbedderIdentity
 from .port import check_texts
 from .quality import QUALITY_NAME, QualityEmbedder
+from .static_distill import PCA_DIMS, SIF_COEFFICIENT, SIGN_ROWS, ZIPF_OFFSET, distil
 from .vocab import VOCAB_SHA256, VOCAB_SIZE, bert_tokenizer, load_vocab, vocab_dir
 
 logger = logging.getLogger(__name__)

@@ -2,9 +2,9 @@
 
 from .codec import RecordCodec
 from .events import EVENT_TYPES, Actor, AnyEvent, Event, Sealed
+from .in_memory import InMemoryEventLog
 from .keystore import KeyStore
 from .lmdb_log import LmdbEventLog
-from .memory import InMemoryEventLog
 from .port import Appended, Draft, EventLog, Head
 from .record import GENESIS, Record, StoredRecord
 from .sealing import Sealer

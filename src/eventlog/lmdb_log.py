@@ -21,12 +21,12 @@ from ..errors import (
 )
 from .chain import IdempotencyEntry, chain, check_idempotency_key, checked_fingerprint
 from .codec import RecordCodec, decode_value
-from .gate import ReadWriteGate
 from .groupcommit import GroupCommitter, WriterStats
 from .lmdb_env import open_env, storage_failure
 from .notify import HeadNotifier
 from .port import EMPTY_HEAD, Appended, Draft, Head, RawRecord
 from .record import DIGEST_SIZE, StoredRecord, seq_key
+from .rw_gate import ReadWriteGate
 
 _HEAD_KEY = b"head"
 _READ_CHUNK = 256

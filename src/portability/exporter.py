@@ -13,8 +13,7 @@ import time
 import msgspec
 
 from ..clock import iso
-from ..projections.documents import DocumentProjection, DocumentRow
-from ..projections.memories import ChainView, ImportRow, MemoryProjection
+from ..memory import ChainView, DocumentProjection, DocumentRow, ImportRow, MemoryProjection
 from .format import Chain, Document, Export, Profile, Provenance, Version
 
 _PAGE = 500

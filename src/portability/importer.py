@@ -26,10 +26,8 @@ from ..embedding.port import Embedder, embed_bytes
 from ..errors import EmbedderError, InvalidInput, KeyDestroyed
 from ..eventlog import Actor, AnyEvent, EventLog, KeyStore, Sealer
 from ..eventlog.events import DocumentImported, ImportedChain, ImportOrigin, MemoryImported
-from ..lifecycle import Lifecycle
-from ..projections.documents import DocumentProjection
-from ..projections.memories import MemoryProjection
-from ..subjects import container_subject, document_subject, memory_subject
+from ..eventlog.subjects import container_subject, document_subject, memory_subject
+from ..memory import Chains, DocumentProjection, Ingest, MemoryProjection
 from .format import (
     BadItem,
     Chain,
@@ -83,7 +81,8 @@ class Importer:
     def __init__(
         self,
         *,
-        lifecycle: Lifecycle,
+        ingest: Ingest,
+        chains: Chains,
         memories: MemoryProjection,
         documents: DocumentProjection,
         embedder: Embedder,
@@ -91,7 +90,8 @@ class Importer:
         keys: KeyStore,
         sealer: Sealer,
     ) -> None:
-        self._lifecycle = lifecycle
+        self._ingest = ingest
+        self._chains = chains
         self._memories = memories
         self._documents = documents
         self._embedder = embedder
@@ -219,7 +219,7 @@ class Importer:
             def build(ids: Sequence[str], plans: list[_Planned] = plans) -> list[list[AnyEvent]]:
                 return [self._events(p, i) for p, i in zip(plans, ids, strict=True)]
 
-            outcomes = self._lifecycle.import_chains(container_tag, len(plans), build, actor)
+            outcomes = self._ingest.import_chains(container_tag, len(plans), build, actor)
             for plan, outcome in zip(plans, outcomes, strict=True):
                 source = plan.checked.chain.id
                 if isinstance(outcome, InvalidInput):
@@ -302,7 +302,7 @@ class Importer:
             if row is None or row.erased:
                 return result("skipped", "erased", earlier.id)
         try:
-            outcome = self._lifecycle.ingest_document(
+            outcome = self._ingest.ingest_document(
                 document.container_tag,
                 document.content,
                 actor,
@@ -337,7 +337,7 @@ class Importer:
             same = current[0] == {"static": profile.static, "dynamic": profile.dynamic}
             # The profile set here wins: it may be newer than the file's.
             return result("skipped", "already_imported" if same else "exists")
-        self._lifecycle.set_profile(tag, profile.static, profile.dynamic, actor)
+        self._chains.set_profile(tag, profile.static, profile.dynamic, actor)
         return result("imported")
 
 

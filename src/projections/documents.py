@@ -13,9 +13,9 @@ from pathlib import Path
 
 import msgspec
 
-from ..chunking import chunk
 from ..eventlog import Sealer, StoredRecord
 from ..eventlog.events import DocumentIngested, SubjectErased
+from .chunking import chunk
 from .sqlite import SqliteProjection
 
 CHUNK_SLOTS = 1 << 16  # chunks a document may have: labels stay unique and below 2**63

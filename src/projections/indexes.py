@@ -25,7 +25,6 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from ..chunking import chunk
 from ..embedding.port import from_bytes
 from ..eventlog import Sealer, StoredRecord
 from ..eventlog.events import (
@@ -36,10 +35,13 @@ from ..eventlog.events import (
     MemoryWritten,
     SubjectErased,
 )
+from .chunking import chunk
 from .documents import CHUNK_SLOTS, DocumentProjection
 from .fulltext import FullTextIndex, TextDoc
 from .memories import MemoryProjection
-from .vectors import StoredVectors, VectorIndex, sidecar_path
+from .vector_exact import StoredVectors
+from .vector_files import sidecar_path
+from .vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 

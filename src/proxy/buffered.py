@@ -6,8 +6,8 @@ import json
 import time
 from typing import Any
 
+from ..errors import UpstreamFailed, UpstreamTimeout
 from .calls import ToolCall, calls_of_message
-from .errors import UpstreamFailed, UpstreamTimeout
 from .turn import Turn
 from .upstream import failure_of
 

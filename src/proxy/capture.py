@@ -14,9 +14,9 @@ from typing import Any, Literal
 from starlette.concurrency import run_in_threadpool
 
 from ..eventlog.events import CaptureDecided
-from ..lifecycle import Lifecycle, NewMemory
-from .distill import DistillFailed, distill
+from ..memory import NewMemory, Writes
 from .extract import extract_facts
+from .fact_distill import DistillFailed, distill
 from .redact import MASK, redact
 from .request import ChatRequest
 from .sensitive import categories_of
@@ -25,8 +25,8 @@ from .upstream import Upstream
 
 
 class Capture:
-    def __init__(self, lifecycle: Lifecycle, upstream: Upstream, *, distill: bool) -> None:
-        self._lifecycle = lifecycle
+    def __init__(self, writes: Writes, upstream: Upstream, *, distill: bool) -> None:
+        self._writes = writes
         self._upstream = upstream
         self._distill = distill
 
@@ -65,9 +65,7 @@ class Capture:
                 "traceId": turn_id,
             }
             items = [NewMemory(content=fact, metadata=metadata) for fact in kept]
-            outcomes = await run_in_threadpool(
-                self._lifecycle.write, chat.container_tag, items, PROXY
-            )
+            outcomes = await run_in_threadpool(self._writes.write, chat.container_tag, items, PROXY)
             written = [o.version_id for o in outcomes]
         return CaptureDecided(
             turn_id=turn_id,

@@ -14,7 +14,7 @@ import msgspec
 from fastapi import Request
 
 from ..errors import InvalidInput, MalformedBody
-from ..request_body import read_body
+from ..web.request_body import read_body
 
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 CONTAINER_HEADERS = ("x-mnemolog-container-tag", "x-bella-container-tag")

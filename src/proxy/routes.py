@@ -17,10 +17,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from ..errors import MnemologError
+from ..errors import MnemologError, UpstreamNotConfigured
+from ..web.statuses import error_body, http_status
 from .buffered import answer_text, run_buffered
 from .capture import Capture
-from .errors import UpstreamNotConfigured
 from .request import read_chat_request
 from .streamed import run_streamed
 from .turn import Services, Turn
@@ -56,8 +56,8 @@ def proxy_routes(services: Services, capture: Capture) -> APIRouter:
             return Response(status_code=499)
         except MnemologError as exc:
             return JSONResponse(
-                {"error": {"code": exc.code, "message": str(exc)}},
-                status_code=exc.status,
+                error_body(exc),
+                status_code=http_status(exc),
                 headers=turn.headers(),
             )
 
@@ -67,7 +67,7 @@ def proxy_routes(services: Services, capture: Capture) -> APIRouter:
             try:
                 completion = await run_buffered(turn)
             except MnemologError as exc:
-                await turn.finish("upstream_error", exc.status, None)
+                await turn.finish("upstream_error", http_status(exc), None)
                 raise
             except asyncio.CancelledError:
                 turn.finish_now("cancelled", 499, None)
@@ -84,7 +84,7 @@ def proxy_routes(services: Services, capture: Capture) -> APIRouter:
         try:
             first = await anext(events)
         except MnemologError as exc:
-            await turn.finish("upstream_error", exc.status, None)
+            await turn.finish("upstream_error", http_status(exc), None)
             raise
         return _ProxyStream(_prepend(first, events), headers=turn.headers())
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from .errors import UpstreamFailed, UpstreamTimeout
+from ..errors import UpstreamFailed, UpstreamTimeout
 from .upstream import upstream_message
 
 DONE = "[DONE]"

@@ -14,10 +14,11 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
+from ..errors import UpstreamFailed, UpstreamRejected, UpstreamTimeout
+from ..web.statuses import http_status
 from .buffered import completion_of
 from .calls import CallAccumulator
 from .chunks import DONE, ChunkWriter, error_event, extra_delta
-from .errors import UpstreamFailed, UpstreamRejected, UpstreamTimeout
 from .sse import sse_chunks
 from .turn import Turn
 from .upstream import failure_of
@@ -101,7 +102,7 @@ async def run_streamed(turn: Turn) -> AsyncGenerator[bytes]:
                     continue
                 if not emitted:
                     raise
-                await turn.finish("upstream_error", exc.status, None)
+                await turn.finish("upstream_error", http_status(exc), None)
                 yield error_event(exc.code, str(exc))
                 return
             calls = state.calls.finished()

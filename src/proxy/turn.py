@@ -19,14 +19,13 @@ from typing import Any, Literal
 import msgspec
 from starlette.concurrency import run_in_threadpool
 
-from ..eventlog import Actor, Draft, EventLog, Sealer
+from ..eventlog import Actor, Draft, Sealer
 from ..eventlog.events import CaptureDecided, ContextInjected, ProxyRound, ProxyTurn
-from ..projections.runner import ProjectionRunner
+from ..eventlog.subjects import container_subject
+from ..memory import MEMORIES_RENDERER, Core, digest
 from ..settings import Settings
-from ..subjects import container_subject
 from .calls import ToolCall
-from .memory import Injection, Memory, MemoryFailed, Profile
-from .render import MEMORIES_RENDERER, digest
+from .recall_tool import Injection, MemoryFailed, Profile, RecallTool
 from .request import ChatRequest
 from .tool import BadArguments, client_defines_search, search_query, upstream_body, with_profile
 from .upstream import Upstream
@@ -41,11 +40,10 @@ class Services(msgspec.Struct, kw_only=True):
     """What a turn needs from the process: shared by every turn."""
 
     settings: Settings
-    log: EventLog
+    core: Core  # records a turn's events, applied before its answer ends
     sealer: Sealer
-    runner: ProjectionRunner  # to apply a turn's events before its answer ends
     upstream: Upstream
-    memory: Memory
+    memory: RecallTool
 
 
 class Turn:
@@ -229,19 +227,18 @@ class Turn:
         await run_in_threadpool(self._append, drafts)
 
     def _append(self, drafts: list[Draft]) -> None:
-        seq = self.services.log.append(drafts).seqs[-1]
-        self.services.runner.sync_to(seq)  # so /inspect shows the turn once it is answered
+        self.services.core.record(drafts)  # so /inspect shows the turn once it is answered
 
     def finish_now(self, outcome: Outcome, status: int, answer: str | None) -> None:
         """For a turn cut short (its task cancelled): submit its events without waiting; a
         capture still running records its decision when it is done."""
-        self.services.log.submit(self._drafts(outcome, status, answer))
+        self.services.core.record(self._drafts(outcome, status, answer), durable=False)
         if self.capture is not None:
             self.capture.add_done_callback(self._capture_done)
 
     def _capture_done(self, done: asyncio.Future[CaptureDecided]) -> None:
         if not done.cancelled() and done.exception() is None:
-            self.services.log.submit([Draft(PROXY, done.result())])
+            self.services.core.record([Draft(PROXY, done.result())], durable=False)
 
     def _drafts(self, outcome: Outcome, status: int, answer: str | None) -> list[Draft]:
         drafts = [

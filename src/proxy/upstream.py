@@ -13,8 +13,8 @@ from contextlib import asynccontextmanager
 
 import httpx
 
+from ..errors import UpstreamFailed, UpstreamNotConfigured, UpstreamRejected, UpstreamTimeout
 from ..settings import Settings
-from .errors import UpstreamFailed, UpstreamNotConfigured, UpstreamRejected, UpstreamTimeout
 
 # 4xx statuses that are the caller's to fix, passed on as they are; any other is a 502.
 _CALLER_STATUSES = {400, 404, 413, 422, 429}

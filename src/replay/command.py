@@ -24,14 +24,13 @@ from ..eventlog.datadir import keys_dir, log_dir
 from ..eventlog.events import EmbedderPinned
 from ..eventlog.keystore import KeyStore
 from ..eventlog.lmdb_log import LmdbEventLog
-from ..recall import RecallRequest
+from ..eventlog.scratch import scratch_root
+from ..memory import MemoriesAt, RecallRequest, World
 from ..settings import Settings, settings_from_env
 from .believed import believed, render_belief
 from .diff import changes_between, render_changes
 from .fidelity import FidelityReport, check_traces
-from .snapshots import nearest_snapshot
 from .timeline import seq_at
-from .world import MemoriesAt, World, scratch_root
 
 EXIT_DIFFERS = 1
 EXIT_UNUSABLE = 2
@@ -101,8 +100,7 @@ def as_of(
         if query is not None:
             _query_at(settings, o, seq, at, query, container, limit, as_json)
             return
-        snapshot = nearest_snapshot(settings.data_dir / "snapshots", seq)
-        state = MemoriesAt(o.log, o.sealer, scratch, seq, None if snapshot is None else snapshot[1])
+        state = MemoriesAt.nearest(o.log, o.sealer, scratch, seq, settings.data_dir / "snapshots")
         try:
             belief = believed(state.path, as_of_ns=at, seq=seq, container_tag=container)
         finally:

@@ -27,10 +27,16 @@ import msgspec
 from ..embedding.port import Embedder
 from ..eventlog import EventLog, Sealer, StoredRecord
 from ..eventlog.events import Candidate, ContextInjected, RecallPerformed, SubjectErased
-from ..proxy.render import MEMORY_RENDERERS, RenderedMemory, digest, render_memories
-from ..recall import RANKING, RecallRequest
-from ..subjects import container_subject, document_subject, memory_subject
-from .world import World
+from ..eventlog.subjects import container_subject, document_subject, memory_subject
+from ..memory import (
+    MEMORY_RENDERERS,
+    RANKING,
+    RecallRequest,
+    RenderedMemory,
+    World,
+    digest,
+    render_memories,
+)
 
 Status = Literal["exact", "differs", "unverifiable"]
 _EXACT_FIELDS = ("version_id", "served", "vector_rank", "bm25_rank", "below_floor")

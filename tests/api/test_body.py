@@ -11,7 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from mnemolog.api.errors import install_error_handlers
-from mnemolog.request_body import read_json
+from mnemolog.web.request_body import read_json
 
 from ..servers import app_server
 

@@ -22,8 +22,8 @@ from mnemolog.embedding import (
     load_or_build_static,
     static_identity,
 )
-from mnemolog.embedding.distill import SIGN_ROWS, distil, fit_pca, set_aside, sif_weights
 from mnemolog.embedding.static import MANIFEST, Manifest, cache_folder, check_cache
+from mnemolog.embedding.static_distill import SIGN_ROWS, distil, fit_pca, set_aside, sif_weights
 from mnemolog.embedding.vocab import load_vocab
 
 from .conftest import PARAPHRASE, UNRELATED, StaticBuild

@@ -13,15 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mnemolog.errors import IdempotencyConflict, InvalidInput, LogClosed
-from mnemolog.eventlog import (
-    GENESIS,
-    Actor,
-    Draft,
-    Event,
-    EventLog,
-    InMemoryEventLog,
-    LmdbEventLog,
-)
+from mnemolog.eventlog import GENESIS, Actor, Draft, Event, EventLog, InMemoryEventLog, LmdbEventLog
 from mnemolog.eventlog.events import AgentSignal
 
 from ..factories import ACTOR, signal_draft

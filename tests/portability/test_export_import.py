@@ -291,7 +291,8 @@ def test_a_text_that_cannot_be_embedded_is_imported_for_full_text(tmp_path: Path
         runtime = target.runtime
         core = runtime.core
         importer = Importer(
-            lifecycle=core.lifecycle,
+            ingest=core.ingest,
+            chains=core.chains,
             memories=core.memories,
             documents=core.documents,
             embedder=_Failing(core.embedder, "src_b says 1"),

@@ -9,12 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mnemolog.eventlog import Draft
-from mnemolog.eventlog.events import (
-    ChainForgotten,
-    ChainRestored,
-    ImportedChain,
-    MemoryImported,
-)
+from mnemolog.eventlog.events import ChainForgotten, ChainRestored, ImportedChain, MemoryImported
 
 from ..projections.test_memories import (
     ACTOR,

@@ -22,7 +22,8 @@ from mnemolog.eventlog.events import (
     MemoryWritten,
     SubjectErased,
 )
-from mnemolog.projections.memories import MemoryProjection, content_hash
+from mnemolog.projections.memories import MemoryProjection
+from mnemolog.projections.memory_rows import content_hash
 from mnemolog.projections.runner import ProjectionRunner
 
 ACTOR = Actor(agent_id="agent-1", protocol="rest")

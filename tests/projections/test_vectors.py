@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from mnemolog.projections.vectors import VectorIndex, sidecar_path
+from mnemolog.projections.vector_files import sidecar_path
+from mnemolog.projections.vectors import VectorIndex
 
 DIM = 64
 
@@ -345,7 +346,7 @@ def test_vectors_are_found_before_their_graph_insert_is_made(tmp_path: Path) -> 
 def test_a_loaded_index_fills_its_matrix_from_the_stored_vectors_when_they_match(
     tmp_path: Path,
 ) -> None:
-    from mnemolog.projections.vectors import StoredVectors
+    from mnemolog.projections.vector_exact import StoredVectors
 
     data = unit_rows(400)
     index = VectorIndex(tmp_path / "v.bin", DIM)
@@ -380,7 +381,7 @@ def test_a_loaded_index_fills_its_matrix_from_the_stored_vectors_when_they_match
 def test_a_save_on_the_graph_worker_lets_adds_and_searches_go_on_and_saves_keep_their_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mnemolog.projections import vectors
+    from mnemolog.projections import vector_files
 
     path = tmp_path / "v.bin"
     data = unit_rows(400)
@@ -388,7 +389,7 @@ def test_a_save_on_the_graph_worker_lets_adds_and_searches_go_on_and_saves_keep_
     index = VectorIndex(path, DIM)
     index.add([*range(300), 1000], np.vstack([data[:300], secret]))
     index.save(1)  # the matrix is ready: later adds leave their graph insert to the worker
-    checksum = vectors._file_sha256
+    checksum = vector_files.file_sha256
     inside = threading.Event()
     release = threading.Event()
 
@@ -398,7 +399,7 @@ def test_a_save_on_the_graph_worker_lets_adds_and_searches_go_on_and_saves_keep_
             release.wait(30)
         return checksum(file)
 
-    monkeypatch.setattr(vectors, "_file_sha256", held)
+    monkeypatch.setattr(vector_files, "file_sha256", held)
     first = index.save_later(2)
     try:
         assert inside.wait(30)

@@ -16,7 +16,7 @@ import json
 import msgspec
 
 from mnemolog.eventlog.events import ContextInjected, ProfileUpdated, ProxyTurn, RecallPerformed
-from mnemolog.proxy import RenderedMemory, digest, render_memories, render_profile
+from mnemolog.memory import RenderedMemory, digest, render_memories, render_profile
 from mnemolog.runtime import Runtime
 
 from .scripted import ScriptedUpstream

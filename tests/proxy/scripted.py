@@ -33,7 +33,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from mnemolog.proxy.distill import DISTILL_PROMPT
+from mnemolog.proxy.fact_distill import DISTILL_PROMPT
 
 PERSONAS = ("openai", "vllm", "llamacpp", "lcp", "ollama")
 MODEL = "smollm2-135m"

@@ -9,13 +9,14 @@ from typing import Any
 import httpx
 import pytest
 
+from mnemolog.errors import UpstreamFailed, UpstreamRejected, UpstreamTimeout
+from mnemolog.memory.render import CONTEXT_CHARS, RenderedMemory, render_memories
 from mnemolog.proxy.calls import CallAccumulator, calls_of_message
-from mnemolog.proxy.errors import UpstreamFailed, UpstreamRejected, UpstreamTimeout
-from mnemolog.proxy.render import CONTEXT_CHARS, RenderedMemory, render_memories
 from mnemolog.proxy.sse import sse_chunks
 from mnemolog.proxy.tool import SEARCH_MEMORY_TOOL, upstream_body
 from mnemolog.proxy.upstream import Upstream, failure_of
 from mnemolog.settings import Settings
+from mnemolog.web.statuses import http_status
 
 
 def chunks_of(raw: bytes, *, idle: float = 5.0) -> list[dict[str, Any]]:
@@ -158,8 +159,8 @@ def test_the_upstream_is_never_redirected() -> None:
     response = asyncio.run(run())
     assert response.status_code == 307 and seen == ["http://127.0.0.1:9/v1/chat/completions"]
     failure = failure_of(response.status_code, response.content)
-    assert failure.status == 502 and not isinstance(failure, UpstreamRejected)
-    assert failure_of(429, b'{"error": {"message": "slow down"}}').status == 429
+    assert http_status(failure) == 502 and not isinstance(failure, UpstreamRejected)
+    assert http_status(failure_of(429, b'{"error": {"message": "slow down"}}')) == 429
 
 
 def test_the_seed_variable_names_the_upstream_when_ours_is_unset() -> None:

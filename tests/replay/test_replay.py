@@ -12,16 +12,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mnemolog import recall as recall_module
 from mnemolog.cli import main
 from mnemolog.clock import iso
 from mnemolog.eventlog import Actor
-from mnemolog.lifecycle import NewMemory
-from mnemolog.recall import RecallRequest
+from mnemolog.eventlog.scratch import scratch_root
+from mnemolog.memory import NewMemory, RecallRequest
+from mnemolog.memory import ranking as ranking_module
 from mnemolog.replay import fidelity as fidelity_module
 from mnemolog.replay.command import opened, pinned_embedder
 from mnemolog.replay.fidelity import check_traces
-from mnemolog.replay.world import scratch_root
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 
@@ -55,9 +54,9 @@ def history(tmp_path: Path) -> History:
     """Write, supersede, forget, restore and erase at distinct instants, recalling between."""
     data_dir = tmp_path / "data"
     runtime = Runtime(Settings(data_dir=data_dir, embedder="quality"))
-    life, recall = runtime.core.lifecycle, runtime.core.recall
+    core, recall = runtime.core, runtime.core.recall
     at = {"start": instant()}
-    made = life.write(
+    made = core.writes.write(
         "kim",
         [
             NewMemory(content=FRUIT),
@@ -66,7 +65,7 @@ def history(tmp_path: Path) -> History:
         ],
         ACTOR,
     )
-    life.set_profile("kim", ["Kim is a vet"], ["planning a trip"], ACTOR)
+    core.chains.set_profile("kim", ["Kim is a vet"], ["planning a trip"], ACTOR)
     ids = {"fruit": made[0].memory_id, "pet": made[1].memory_id, "meeting": made[2].memory_id}
     recall.search(
         RecallRequest(q="which fruit does Kim like", container_tag="kim"),
@@ -74,28 +73,28 @@ def history(tmp_path: Path) -> History:
         actor=ACTOR,
     )
     at["written"] = instant()
-    assert life.write("kim", [NewMemory(content=FRUIT_NOW)], ACTOR)[0].status == "superseded"
+    assert core.writes.write("kim", [NewMemory(content=FRUIT_NOW)], ACTOR)[0].status == "superseded"
     recall.search(
         RecallRequest(q="which fruit does Kim like", container_tag="kim"),
         origin="rest",
         actor=ACTOR,
     )
     at["superseded"] = instant()
-    life.forget(ids["meeting"], "the meeting was cancelled", ACTOR)
+    core.chains.forget(ids["meeting"], "the meeting was cancelled", ACTOR)
     recall.search(
         RecallRequest(q="meeting with Lou", container_tag="kim", include_forgotten=True),
         origin="rest",
         actor=ACTOR,
     )
     at["forgotten"] = instant()
-    life.restore(ids["meeting"], ACTOR)
+    core.chains.restore(ids["meeting"], ACTOR)
     recall.search(
         RecallRequest(q="Lou", container_tag="kim", mode="hybrid", limit=5),
         origin="rest",
         actor=ACTOR,
     )
     at["restored"] = instant()
-    life.erase(ids["pet"], ACTOR)
+    core.chains.erase(ids["pet"], ACTOR)
     recall.search(RecallRequest(q="Kim's pet", container_tag="kim"), origin="rest", actor=ACTOR)
     recall.search(
         RecallRequest(q="fruit", container_tag="kim", as_of=None, diversify=True, limit=2),
@@ -216,7 +215,7 @@ def test_every_recall_is_reproduced_exactly_or_named_unverifiable(history: Histo
 
 
 def test_a_changed_ranking_is_caught(history: History, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(recall_module, "RRF_K", recall_module.RRF_K + 7)
+    monkeypatch.setattr(ranking_module, "RRF_K", ranking_module.RRF_K + 7)
     settings = Settings(data_dir=history.data_dir, embedder="quality")
     with opened(settings) as o:
         report = check_traces(
@@ -232,8 +231,8 @@ def test_a_trace_of_another_ranking_version_is_unverifiable_not_differing(
     # A build whose ranking rules changed (and said so) cannot re-derive the traces of the
     # rules before: it names them unverifiable, with the versions, and does not call them
     # differing, which would read as a fault in the log.
-    monkeypatch.setattr(recall_module, "RRF_K", recall_module.RRF_K + 7)
-    monkeypatch.setattr(fidelity_module, "RANKING", recall_module.RANKING + 1)
+    monkeypatch.setattr(ranking_module, "RRF_K", ranking_module.RRF_K + 7)
+    monkeypatch.setattr(fidelity_module, "RANKING", ranking_module.RANKING + 1)
     settings = Settings(data_dir=history.data_dir, embedder="quality")
     with opened(settings) as o:
         report = check_traces(
@@ -242,14 +241,14 @@ def test_a_trace_of_another_ranking_version_is_unverifiable_not_differing(
     assert report.differs == 0 and report.exact == 0 and report.fidelity is None
     later = [t for t in report.traces if not any("erased" in r for r in t.reasons)]
     assert len(later) == 2
-    wanted = f"ranked by version {recall_module.RANKING} of the ranking rules"
+    wanted = f"ranked by version {ranking_module.RANKING} of the ranking rules"
     assert all(t.status == "unverifiable" and wanted in t.reasons[0] for t in later)
 
 
 def test_replay_runs_beside_the_running_server(history: History) -> None:
     runtime = Runtime(Settings(data_dir=history.data_dir, embedder="quality"))
     try:
-        runtime.core.lifecycle.write("kim", [NewMemory(content="Kim is learning Welsh")], ACTOR)
+        runtime.core.writes.write("kim", [NewMemory(content="Kim is learning Welsh")], ACTOR)
         result = subprocess.run(
             [
                 MNEMOLOG,

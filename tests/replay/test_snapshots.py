@@ -7,10 +7,11 @@ import time
 from pathlib import Path
 
 from mnemolog.eventlog import Actor
-from mnemolog.lifecycle import NewMemory
+from mnemolog.eventlog.scratch import scratch_root
+from mnemolog.memory import NewMemory
+from mnemolog.memory.world import MemoriesAt
+from mnemolog.projections.snapshots import nearest_snapshot, snapshot_files
 from mnemolog.replay.believed import believed
-from mnemolog.replay.snapshots import nearest_snapshot, snapshot_files
-from mnemolog.replay.world import MemoriesAt, scratch_root
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 
@@ -35,8 +36,8 @@ def test_a_replay_from_a_snapshot_equals_one_from_the_first_record(tmp_path: Pat
                 NewMemory(content=f"Fact {batch}-{i}: Ada's locker code is {batch}{i}7")
                 for i in range(4)
             ]
-            written += runtime.core.lifecycle.write(f"c{batch % 2}", items, ACTOR)
-        runtime.core.lifecycle.forget(written[3].memory_id, "wrong", ACTOR)
+            written += runtime.core.writes.write(f"c{batch % 2}", items, ACTOR)
+        runtime.core.chains.forget(written[3].memory_id, "wrong", ACTOR)
         snapshots = wait_for_snapshots(data_dir / "snapshots", 2)
         head = runtime.log.head().seq
         middle = snapshots[0][0] + 3
@@ -63,14 +64,14 @@ def test_an_erase_scrubs_every_snapshot_before_it_returns(tmp_path: Path) -> Non
     secret = "Ada's safe combination is 31-07-1982"
     runtime = Runtime(Settings(data_dir=data_dir, embedder="quality", snapshot_every=4))
     try:
-        target = runtime.core.lifecycle.write("c", [NewMemory(content=secret)], ACTOR)[0]
+        target = runtime.core.writes.write("c", [NewMemory(content=secret)], ACTOR)[0]
         for i in range(5):
-            runtime.core.lifecycle.write(
+            runtime.core.writes.write(
                 "c", [NewMemory(content=f"Filler fact number {i} about gardening")], ACTOR
             )
         found = wait_for_snapshots(data_dir / "snapshots", 1)
         assert any(secret.encode() in path.read_bytes() for _, path in found)
-        runtime.core.lifecycle.erase(target.memory_id, ACTOR)
+        runtime.core.chains.erase(target.memory_id, ACTOR)
         leaks = [
             p for p in data_dir.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()
         ]

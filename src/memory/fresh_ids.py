@@ -17,7 +17,7 @@ import threading
 import uuid
 from collections.abc import Callable, Sequence
 
-from .eventlog import KeyStore
+from ..eventlog import KeyStore
 
 DEFAULT_BATCH = 256
 DEFAULT_LOW_WATER = 64

@@ -1,4 +1,4 @@
-"""Concurrent writes to one container share a lifecycle batch, and each gets its own answer."""
+"""Concurrent writes to one container share a decision batch, and each gets its own answer."""
 
 from __future__ import annotations
 
@@ -10,19 +10,19 @@ import pytest
 
 from mnemolog.errors import InvalidInput, MnemologError
 from mnemolog.eventlog import Actor
-from mnemolog.lifecycle import NewMemory, WriteOutcome
+from mnemolog.memory import NewMemory, WriteOutcome
+from mnemolog.memory.combiner import BatchWriter, Submitted, WriteCombiner
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
-from mnemolog.write_combiner import Submitted, WriteCombiner, Writes
 
 ACTOR = Actor(agent_id="agent-combined", protocol="rest")
 PETS = ["cat", "parrot", "tortoise", "ferret", "goldfish", "hamster", "iguana", "rabbit"]
 
 
 class Held:
-    """A ``Writes`` whose first call waits until ``release`` is set: the others queue."""
+    """A ``BatchWriter`` whose first call waits until ``release`` is set: the others queue."""
 
-    def __init__(self, inner: Writes) -> None:
+    def __init__(self, inner: BatchWriter) -> None:
         self.inner = inner
         self.calls: list[int] = []
         self.entered = threading.Event()
@@ -75,7 +75,7 @@ def run_all(work: list[tuple[str, list[str]]], combiner: WriteCombiner, held: He
 
 
 def test_waiting_writes_share_one_batch_and_get_their_own_outcomes(runtime: Runtime) -> None:
-    held = Held(runtime.core.lifecycle)
+    held = Held(runtime.core.writes)
     combiner = WriteCombiner(held)
     texts = [[f"Lou's neighbour keeps a {pet} named Pip {n}"] for n, pet in enumerate(PETS)]
     texts.append(["Lou's neighbour keeps a cat named Pip 0"])  # the same as the first, exactly
@@ -93,7 +93,7 @@ def test_waiting_writes_share_one_batch_and_get_their_own_outcomes(runtime: Runt
 
 
 class Refusing:
-    """Refuses any batch holding the text ``bad``, like a lifecycle refusing bad input."""
+    """Refuses any batch holding the text ``bad``, like the write decision refusing bad input."""
 
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
@@ -156,7 +156,7 @@ def test_a_refused_request_fails_alone() -> None:
 
 
 def test_writes_to_several_containers_land_each_in_its_own(runtime: Runtime) -> None:
-    held = Held(runtime.core.lifecycle)
+    held = Held(runtime.core.writes)
     combiner = WriteCombiner(held)
     work = [(f"box{n % 3}", [f"Box {n % 3} holds a {pet} figurine"]) for n, pet in enumerate(PETS)]
     results = run_all(work, combiner, held)

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import msgspec
 from fastapi import Request
 
-from .errors import InvalidInput, MalformedBody, PayloadTooLarge, UnsupportedMediaType
+from ..errors import InvalidInput, MalformedBody, PayloadTooLarge, UnsupportedMediaType
 
 T = TypeVar("T")
 

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from ..eventlog import StoredRecord
 from ..eventlog.events import SubjectErased
-from ..projections.sqlite import connect, scrub
-from .world import clear_stale
+from ..eventlog.scratch import clear_stale
+from .sqlite import connect, scrub
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 from mnemolog.eventlog import KeyStore
-from mnemolog.fresh_ids import MAX_BATCH, FreshIds
-from mnemolog.subjects import memory_subject
+from mnemolog.eventlog.subjects import memory_subject
+from mnemolog.memory.fresh_ids import MAX_BATCH, FreshIds
 
 
 def test_taken_ids_have_durable_keys_and_the_pool_grows_to_the_largest_write(

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from ..projections.memories import VersionRow
+from ..projections.memory_rows import VersionRow
 
 # /2 adds each memory's context; /1 (no context) is still rendered to check older injections.
 MEMORIES_RENDERER = "mnemolog.memories/2"

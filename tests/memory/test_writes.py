@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from mnemolog.eventlog import Actor
-from mnemolog.lifecycle import NewMemory
-from mnemolog.projections.memories import content_hash
+from mnemolog.memory import NewMemory
+from mnemolog.projections.memory_rows import content_hash
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 
@@ -41,7 +41,7 @@ def test_concurrent_writers_to_one_container_keep_chains_whole(runtime: Runtime)
         try:
             for _ in range(15):
                 text = rng.choice(FACTS).format(rng.choice(VALUES))
-                runtime.core.lifecycle.write("one", [NewMemory(content=text)], ACTOR)
+                runtime.core.writes.write("one", [NewMemory(content=text)], ACTOR)
         except BaseException as exc:  # reported below: a thread must not hide a failure
             errors.append(exc)
 
@@ -72,7 +72,7 @@ def test_concurrent_writers_to_one_container_keep_chains_whole(runtime: Runtime)
 
 def test_near_duplicate_supersedes_only_a_restatement(runtime: Runtime) -> None:
     """Cosine at or above the threshold supersedes only when the texts share most words."""
-    write = runtime.core.lifecycle.write
+    write = runtime.core.writes.write
     (first,) = write("facts", [NewMemory(content="John prefers dark mode")], ACTOR)
     (fixed,) = write("facts", [NewMemory(content="John prefers light mode")], ACTOR)
     assert (fixed.status, fixed.memory_id, fixed.version) == ("superseded", first.memory_id, 2)

@@ -1,4 +1,5 @@
-"""The core services of one data dir: projections, the embedder, the lifecycle and recall.
+"""The core services of one data dir: projections, the embedder, the domain's services
+(writes, chains, documents, recall) and the one seam that records events (``record``).
 
 Boot order matters: the memories projection catches up first so the pinned embedder is known;
 the embedder is checked against the pin (a mismatch refuses to boot) and pinned on first use;
@@ -10,19 +11,25 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from .embedding import Embedder, QualityEmbedder, check_pin, open_embedder
-from .embedding.coalescing import CoalescingEmbedder
-from .eventlog import Actor, Draft, EventLog, KeyStore, Sealer
-from .lifecycle import Lifecycle
-from .projections.indexes import VectorProjection
-from .projections.memories import MemoryProjection
-from .projections.readmodels import ReadModels
-from .projections.runner import ProjectionRunner
+from ..embedding import Embedder, QualityEmbedder, check_pin, open_embedder
+from ..embedding.coalescing import CoalescingEmbedder
+from ..eventlog import Actor, Draft, EventLog, KeyStore, Sealer
+from ..eventlog.scratch import clear_stale, scratch_root
+from ..eventlog.subjects import memory_subject
+from ..projections.indexes import VectorProjection
+from ..projections.memories import MemoryProjection
+from ..projections.readmodels import ReadModels
+from ..projections.runner import ProjectionRunner
+from ..projections.snapshots import Snapshots
+from ..settings import Settings
+from .chains import Chains
+from .combiner import WriteCombiner
+from .documents import Ingest
+from .fresh_ids import FreshIds
+from .gate import Gate
 from .recall import Recall, live_scope
-from .replay.snapshots import Snapshots
-from .replay.world import clear_stale, scratch_root
-from .settings import Settings
-from .write_combiner import WriteCombiner
+from .record import Recorder
+from .writes import Writes
 
 SYSTEM = Actor(agent_id="mnemolog", protocol="system")
 
@@ -87,21 +94,42 @@ class Core:
         )
         self.runner = ProjectionRunner(log, [*models.in_order(), self.snapshots])
         self.runner.catch_up()
-        self.lifecycle = Lifecycle(
-            log=log,
-            keys=keys,
+        self._recorder = Recorder(log, self.runner)
+        # The one seam every shell records through, beside the domain's own events: append
+        # atomically, then apply to the projections before answering (``Recorder.record``).
+        self.record = self._recorder.record
+        self._fresh = FreshIds(keys, prefix="mem", subject=memory_subject)
+        gate = Gate(self._recorder)
+        self.writes = Writes(
+            recorder=self._recorder,
+            gate=gate,
             sealer=sealer,
+            fresh=self._fresh,
             memories=self.memories,
-            documents=self.documents,
-            runner=self.runner,
             embedder=self.embedder,
             nearest=_LiveNearest(self.memories, self.vectors),
             supersede_threshold=settings.supersede_threshold,
         )
-        # REST writes arriving together for one container share one lifecycle batch.
-        self.writes = WriteCombiner(self.lifecycle)
+        self.chains = Chains(
+            recorder=self._recorder,
+            gate=gate,
+            keys=keys,
+            sealer=sealer,
+            memories=self.memories,
+            embedder=self.embedder,
+        )
+        self.ingest = Ingest(
+            recorder=self._recorder,
+            gate=gate,
+            sealer=sealer,
+            fresh=self._fresh,
+            documents=self.documents,
+            embedder=self.embedder,
+        )
+        # REST writes arriving together for one container share one decision batch.
+        self.combiner = WriteCombiner(self.writes)
         self.recall = Recall(
-            log=log,
+            recorder=self._recorder,
             sealer=sealer,
             embedder=self.embedder,
             memories=self.memories,
@@ -111,11 +139,10 @@ class Core:
             documents=self.documents,
             document_vectors=self.document_vectors,
             document_fulltext=self.document_fulltext,
-            runner=self.runner,
         )
 
     def close(self) -> None:
-        self.lifecycle.close()
+        self._fresh.close()
         self.runner.close()
         if self._coalescing is not None:
             self._coalescing.close()

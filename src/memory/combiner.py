@@ -1,9 +1,9 @@
-"""Concurrent writes, combined into one lifecycle call.
+"""Concurrent writes, combined into one call of the write decision.
 
-Eight clients each writing one memory used to make eight lifecycle calls: eight embedding
+Eight clients each writing one memory used to make eight write calls: eight embedding
 calls, eight decision passes, eight appends and eight projection syncs, serialised by the
 GIL. Requests that arrive while another batch is being decided wait and are then written
-together (``Lifecycle.submit_groups``): one embedding pass, the decisions of each container
+together (``Writes.submit_groups``): one embedding pass, the decisions of each container
 under its own lock, appends that share group commits, one sync. A lone request is written at
 once, by its own thread. A batch hands the lead on once submitted, so the next one is decided
 while it is made durable and applied.
@@ -21,9 +21,10 @@ from concurrent.futures import Future
 from functools import partial
 from typing import Protocol
 
-from .errors import MnemologError
-from .eventlog import Actor
-from .lifecycle import NewMemory, WriteOutcome
+from ..errors import CALLER_ERRORS
+from ..eventlog import Actor
+from .versions import NewMemory
+from .writes import WriteOutcome
 
 MAX_ITEMS = 512  # memories in one combined batch
 
@@ -32,7 +33,7 @@ class Submitted(Protocol):
     def finish(self) -> list[list[WriteOutcome] | Exception]: ...
 
 
-class Writes(Protocol):
+class BatchWriter(Protocol):
     def write(
         self, container_tag: str, items: Sequence[NewMemory], actor: Actor
     ) -> list[WriteOutcome]: ...
@@ -54,8 +55,8 @@ class _Request:
 
 
 class WriteCombiner:
-    def __init__(self, lifecycle: Writes, *, max_items: int = MAX_ITEMS) -> None:
-        self._lifecycle = lifecycle
+    def __init__(self, writes: BatchWriter, *, max_items: int = MAX_ITEMS) -> None:
+        self._writes = writes
         self._max_items = max_items
         self._lock = threading.Lock()
         # actor -> requests waiting; an actor in ``_writing`` has a leader writing for it.
@@ -65,7 +66,7 @@ class WriteCombiner:
     def write(
         self, container_tag: str, items: Sequence[NewMemory], actor: Actor
     ) -> list[WriteOutcome]:
-        """Write ``items`` as ``Lifecycle.write`` does, sharing the call with concurrent
+        """Write ``items`` as ``Writes.write`` does, sharing the call with concurrent
         writes by the same actor."""
         key = actor
         request = _Request(container_tag, items)
@@ -120,7 +121,7 @@ class WriteCombiner:
         return batch
 
     def _submit(self, actor: Actor, batch: list[_Request]) -> Callable[[], None]:
-        """Submit ``batch`` as one lifecycle call; what completes it (answers every request)."""
+        """Submit ``batch`` as one call; what completes it (answers every request)."""
         by_container: dict[str, list[_Request]] = {}
         for request in batch:
             by_container.setdefault(request.container_tag, []).append(request)
@@ -129,13 +130,13 @@ class WriteCombiner:
             for tag, requests in by_container.items()
         ]
         try:
-            submitted = self._lifecycle.submit_groups(groups, actor)
+            submitted = self._writes.submit_groups(groups, actor)
         except BaseException as exc:  # the embedding pass failed: nothing was written
             return partial(self._failed, actor, batch, exc)
         return partial(self._answer, actor, list(by_container.values()), submitted)
 
     def _failed(self, actor: Actor, batch: list[_Request], exc: BaseException) -> None:
-        if isinstance(exc, MnemologError) and exc.status < 500 and len(batch) > 1:
+        if isinstance(exc, CALLER_ERRORS) and len(batch) > 1:
             for request in batch:
                 self._alone(actor, request)
             return
@@ -158,7 +159,7 @@ class WriteCombiner:
                 for request in requests:
                     request.done.set_result(result[start : start + len(request.items)])
                     start += len(request.items)
-            elif isinstance(result, MnemologError) and result.status < 500 and len(requests) > 1:
+            elif isinstance(result, CALLER_ERRORS) and len(requests) > 1:
                 for request in requests:  # a client error: find whose, by writing each alone
                     self._alone(actor, request)
             else:
@@ -167,8 +168,6 @@ class WriteCombiner:
 
     def _alone(self, actor: Actor, request: _Request) -> None:
         try:
-            request.done.set_result(
-                self._lifecycle.write(request.container_tag, request.items, actor)
-            )
+            request.done.set_result(self._writes.write(request.container_tag, request.items, actor))
         except Exception as exc:
             request.done.set_exception(exc)

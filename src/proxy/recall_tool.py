@@ -9,10 +9,8 @@ from typing import Any
 import msgspec
 from starlette.concurrency import run_in_threadpool
 
-from ..core import Core
 from ..eventlog import Actor
-from ..recall import RecallRequest
-from .render import RenderedMemory, digest, render_memories, render_profile
+from ..memory import Core, RecallRequest, RenderedMemory, digest, render_memories, render_profile
 
 
 class Profile(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,7 +34,7 @@ class MemoryFailed(Exception):
         self.code = code
 
 
-class Memory:
+class RecallTool:
     def __init__(self, core: Core, *, limit: int, timeout: float) -> None:
         self._core = core
         self._limit = limit

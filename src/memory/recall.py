@@ -14,7 +14,7 @@ import hashlib
 import threading
 import time
 import uuid
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future
 from typing import Literal
@@ -23,58 +23,31 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from .embedding.port import Embedder, embed_bytes, from_bytes
-from .eventlog import Actor, Appended, Draft, EventLog, Sealer
-from .eventlog.events import Candidate, RecallPerformed
-from .projections.documents import ChunkRow, DocumentProjection
-from .projections.fulltext import FullTextIndex
-from .projections.indexes import FullTextProjection, VectorProjection
-from .projections.memories import MemoryProjection, VersionRow
-from .projections.runner import ProjectionRunner
-from .projections.vectors import unit
-from .subjects import container_subject
+from ..embedding.port import Embedder, embed_bytes, from_bytes
+from ..eventlog import Actor, Appended, Draft, Sealer
+from ..eventlog.events import Candidate, RecallPerformed
+from ..eventlog.subjects import container_subject
+from ..projections.documents import ChunkRow, DocumentProjection
+from ..projections.fulltext import FullTextIndex
+from ..projections.indexes import FullTextProjection, VectorProjection
+from ..projections.memories import MemoryProjection
+from ..projections.memory_rows import VersionRow
+from ..projections.vector_exact import unit
+from .ranking import (
+    POOL,
+    RANKING,
+    agreed_at_top,
+    fuse,
+    interleave,
+    mmr,
+    newer_above_older_among_agreed,
+    recency_weight,
+    with_contexts,
+)
+from .record import Recorder
 
 Origin = Literal["rest", "proxy", "mcp", "capture", "import"]
 Mode = Literal["memories", "documents", "hybrid"]
-
-# Reciprocal rank fusion constant. 60 (the usual default) flattens the top of both lists: rank 1
-# and rank 5 then differ by 6%, so a keyword-only or vector-only hit at rank 1 hardly beats noise
-# found by both. With 10 they differ by 27% (bench/retrieval.py: recall_all@5 +0.03 to +0.06 on
-# LoCoMo and LongMemEval, both tiers; docs/recall.md has the figures), with 8 by 31%.
-RRF_K = 8
-# The vector list's share of the fusion beside the BM25 list's 1.0. Words shared with the query
-# are the stronger evidence with either embedder: at 0.7 (and RRF_K 8 rather than 10) LoCoMo
-# recall_all@5 rose by 0.02 to 0.03 on both tiers (to 0.495 fast, 0.502 quality), LongMemEval
-# turns stayed where they were (bench/retrieval.py; docs/recall.md).
-VECTOR_WEIGHT = 0.7
-FLOOR = 0.25  # cosine under which a candidate without a keyword match is not served
-RECENCY_HALF_LIFE_DAYS = 30.0
-RECENCY_WEIGHT = 0.25  # share of the score that decays with age
-# MMR relevance weight. It reorders only, but at 0.7 a second piece of evidence that resembles
-# the first (two turns of one story) was pushed out of the top 5 (LongMemEval recall_all@5 0.62
-# -> 0.56); at 0.9 only near-duplicates move, and the figures are those without MMR.
-MMR_LAMBDA = 0.9
-# When recency is on, a candidate in the top AGREED_RANKS of both the vector and the BM25 list
-# moves above such a candidate at least UPDATE_GAP_NS older (see _newer_above_older_among_agreed):
-# on LongMemEval knowledge-update questions the newer value then ranks above the older one in
-# 0.91 of cases instead of 0.79 (fast tier), recall unchanged, hit@1 0.01 lower. With stemmed
-# BM25 terms, 3 ranks gave 0.875 and 5 give 0.91 again, recall unchanged.
-AGREED_RANKS = 5
-UPDATE_GAP_NS = 86_400 * 1_000_000_000  # one day: statements of one conversation keep their order
-# The version of the ranking rules: the fusion constants above and the full-text analysis. A
-# recall records it, so that a replay by a build that ranks otherwise reports the trace as not
-# verifiable by that build, not as differing. 1 (recorded as no version): equal fusion
-# weights, RRF 10, tantivy's default tokenizer. 2: stemming, stop words and question words,
-# the vector list weighted 0.7, RRF 8, agreed candidates from the top five.
-RANKING = 2
-POOL = 50  # candidates taken from each index (at least; five times the limit when larger)
-# A memory's keyword score is the BM25 of its content plus this share of the BM25 of its
-# context (what it answers: a reply is found by the words of the question it answers). At 0.5
-# LoCoMo recall_all@5 rose from 0.497 to 0.527 ranked offline on the benchmark's candidates
-# (0.4: 0.520, 0.6: 0.523); the benchmark then measured 0.495 -> 0.519 on the fast tier and
-# 0.502 -> 0.533 on the quality tier (docs/recall.md).
-CONTEXT_WEIGHT = 0.5
-_NS_PER_DAY = 86_400 * 1_000_000_000
 
 
 class RecallRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -139,7 +112,7 @@ class Recall:
     def __init__(
         self,
         *,
-        log: EventLog,
+        recorder: Recorder,
         sealer: Sealer,
         embedder: Embedder,
         memories: MemoryProjection,
@@ -149,9 +122,8 @@ class Recall:
         documents: DocumentProjection,
         document_vectors: VectorProjection,
         document_fulltext: FullTextProjection,
-        runner: ProjectionRunner,
     ) -> None:
-        self._log = log
+        self._recorder = recorder
         self._sealer = sealer
         self._embedder = embedder
         self._memories = memories
@@ -161,7 +133,6 @@ class Recall:
         self._documents = documents
         self._document_vectors = document_vectors
         self._document_fulltext = document_fulltext
-        self._runner = runner
         self._in_flight: set[Future[Appended]] = set()
         self._in_flight_lock = threading.Lock()
 
@@ -180,7 +151,7 @@ class Recall:
             latency[stage] = round((now - clock) * 1000, 3)
             clock = now
 
-        view = self._runner.position()  # what the ranking reads, for a replay to fold to
+        view = self._recorder.runner.position()  # what the ranking reads, for a replay to fold to
         for projection in (self._fulltext, self._context_fulltext, self._document_fulltext):
             projection.index.forget_searched_seq()
         query = self._embedder.embed([request.q])[0]
@@ -190,7 +161,7 @@ class Recall:
             families.append(self._memories_ranked(request, query, lap))
         if request.mode in ("documents", "hybrid"):
             families.append(self._documents_ranked(request, query, lap))
-        hits = _interleave([f.hits for f in families])[: request.limit]
+        hits = interleave([f.hits for f in families], lambda hit: hit.score)[: request.limit]
         lap("fuse")
         served = {hit.trace_id for hit in hits}
         candidates = [
@@ -227,14 +198,15 @@ class Recall:
                 "ranking": RANKING,
             },
         )
-        future = self._log.submit([Draft(actor, event)])
+        drafts = [Draft(actor, event)]
         if not durable:
+            future = self._recorder.record(drafts, durable=False)
             with self._in_flight_lock:
                 self._in_flight.add(future)
             future.add_done_callback(self._landed)
             return RecallResult(trace_id=recall_id, hits=hits, seq=None)
-        seq = future.result().seqs[0]
-        self._runner.sync_to(seq)  # the trace is in the projections as soon as it is answered
+        # The trace is in the projections as soon as it is answered.
+        seq = self._recorder.record(drafts).seqs[0]
         return RecallResult(trace_id=recall_id, hits=hits, seq=seq)
 
     def settle(self) -> None:
@@ -245,7 +217,7 @@ class Recall:
         for future in pending:
             with contextlib.suppress(Exception):
                 future.result()
-        self._runner.sync_to(self._log.head().seq)
+        self._recorder.apply_all()
 
     def _landed(self, future: Future[Appended]) -> None:
         with self._in_flight_lock:
@@ -277,17 +249,13 @@ class Recall:
         reference = request.as_of if request.as_of is not None else newest
 
         def weight(row_id: int) -> float:
-            if not request.recency:
-                return 1.0
-            age_days = max(0.0, (reference - observed[row_id]) / _NS_PER_DAY)
-            decay = float(0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS))
-            return (1.0 - RECENCY_WEIGHT) + RECENCY_WEIGHT * decay
+            return recency_weight(observed[row_id], reference) if request.recency else 1.0
 
-        fused = _fuse(by_vector, by_text, list(stamps), weight)
+        fused = fuse(by_vector, by_text, list(stamps), weight)
         diversify = request.diversify if request.diversify is not None else request.limit >= 5
         order = [f.label for f in fused if not f.below_floor]
         # With recency on, these may still move up into the answer (the last step below).
-        agreed = _agreed(fused) if request.recency else set()
+        agreed = agreed_at_top(fused) if request.recency else set()
         if diversify:
             # MMR is quadratic: reorder only the head the answer can draw from.
             head = max(3 * request.limit, 20)
@@ -296,7 +264,7 @@ class Recall:
             )
             order = placed + order[len(placed) :]
         if request.recency:
-            order = _newer_above_older_among_agreed(order, agreed, observed)
+            order = newer_above_older_among_agreed(order, agreed, observed)
         by_label = {f.label: f for f in fused}
         served = order[: request.limit]
         rows = self._memories.by_row_ids(served)
@@ -325,16 +293,9 @@ class Recall:
     def _mmr(
         self, ranked: list[int], score: dict[int, float], needed: int, keep: AbstractSet[int]
     ) -> list[int]:
-        """Maximal marginal relevance: reorder so near-duplicates do not crowd the top.
-
-        It only reorders: relevance is the fused score (scaled to the best one), redundancy
-        the highest cosine to a memory already placed. Placing stops once ``needed`` are placed
-        and so is every label of ``keep`` among ``ranked``: what follows (the caller keeps it in
-        its fused order) can no longer reach the answer.
-        """
+        """``ranking.mmr`` over the versions' stored vectors."""
         if len(ranked) < 3:
             return ranked
-        unplaced = set(keep) & set(ranked)
         matrix = self._vectors.index.unit_vectors(ranked)
         if matrix is None:  # the index is still copying a loaded graph in: read the table
             stored = dict(self._memories.vectors_of(ranked))
@@ -342,23 +303,7 @@ class Recall:
             for i, r in enumerate(ranked):
                 if r in stored:
                     matrix[i] = unit(from_bytes(stored[r]).reshape(1, -1))[0]
-        cosines = matrix @ matrix.T
-        relevance = np.asarray([score[r] for r in ranked], dtype=np.float64)
-        relevance /= relevance.max() or 1.0
-        redundancy = np.zeros(len(ranked), dtype=np.float64)
-        placed = np.zeros(len(ranked), dtype=bool)
-        chosen: list[int] = []
-        for _ in ranked:
-            if len(chosen) >= needed and not unplaced:
-                break
-            value = MMR_LAMBDA * relevance - (1.0 - MMR_LAMBDA) * redundancy
-            value[placed] = -np.inf
-            best = int(np.argmax(value))  # the first of equals: the better-ranked one
-            chosen.append(ranked[best])
-            unplaced.discard(ranked[best])
-            placed[best] = True
-            np.maximum(redundancy, cosines[best], out=redundancy)
-        return chosen
+        return mmr(ranked, score, matrix @ matrix.T, needed, keep)
 
     # --- documents -------------------------------------------------------------------------
 
@@ -379,7 +324,7 @@ class Recall:
             live_scope(request.container_tag),
         )
         chunks = self._documents.chunks(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
-        fused = _fuse(by_vector, by_text, list(chunks), lambda _: 1.0)
+        fused = fuse(by_vector, by_text, list(chunks), lambda _: 1.0)
         return _Ranked(
             candidates=[f.candidate(chunk_trace_id(chunks[f.label])) for f in fused],
             hits=[
@@ -387,29 +332,6 @@ class Recall:
                 for f in fused
                 if not f.below_floor
             ][: request.limit],
-        )
-
-
-class _Fused(msgspec.Struct, kw_only=True):
-    label: int
-    similarity: float | None
-    bm25: float | None
-    vector_rank: int | None
-    bm25_rank: int | None
-    fused: float
-    score: float
-    below_floor: bool
-
-    def candidate(self, trace_id: str) -> Candidate:
-        return Candidate(
-            version_id=trace_id,
-            similarity=self.similarity,
-            bm25=self.bm25,
-            fused=self.fused,
-            score=self.score,
-            vector_rank=self.vector_rank,
-            bm25_rank=self.bm25_rank,
-            below_floor=self.below_floor,
         )
 
 
@@ -442,108 +364,7 @@ def _candidates(
     found = texts.index.search(request.q, wanted, container=request.container_tag)
     if contexts is not None:
         in_contexts = contexts.index.search(request.q, wanted, container=request.container_tag)
-        found = _with_contexts(found, in_contexts)[:wanted]
+        found = with_contexts(found, in_contexts)[:wanted]
     by_text = [(label, score) for label, score in found if label in allowed][:pool]
     lap(f"{stage}_bm25")
     return by_vector, by_text
-
-
-def _with_contexts(
-    found: list[tuple[int, float]], in_contexts: list[tuple[int, float]]
-) -> list[tuple[int, float]]:
-    """The keyword list with each label's context score added at ``CONTEXT_WEIGHT``, best
-    first (equal scores by label)."""
-    if not in_contexts:
-        return found
-    scores = dict(found)
-    for label, score in in_contexts:
-        scores[label] = scores.get(label, 0.0) + CONTEXT_WEIGHT * score
-    return sorted(scores.items(), key=lambda hit: (-hit[1], hit[0]))
-
-
-def _fuse(
-    by_vector: Sequence[tuple[int, float]],
-    by_text: Sequence[tuple[int, float]],
-    known: Sequence[int],
-    weight: Callable[[int], float],
-) -> list[_Fused]:
-    """Reciprocal rank fusion of the two lists (the vector list's share weighted by
-    ``VECTOR_WEIGHT``), times ``weight``, best first; ``known`` are the labels still
-    resolvable (a label erased since the index answered is dropped)."""
-    vector_rank = {label: i + 1 for i, (label, _) in enumerate(by_vector)}
-    text_rank = {label: i + 1 for i, (label, _) in enumerate(by_text)}
-    similarity = dict(by_vector)
-    bm25 = dict(by_text)
-    fused: list[_Fused] = []
-    for label in known:
-        rrf = 0.0
-        if label in vector_rank:
-            rrf += VECTOR_WEIGHT / (RRF_K + vector_rank[label])
-        if label in text_rank:
-            rrf += 1.0 / (RRF_K + text_rank[label])
-        fused.append(
-            _Fused(
-                label=label,
-                similarity=similarity.get(label),
-                bm25=bm25.get(label),
-                vector_rank=vector_rank.get(label),
-                bm25_rank=text_rank.get(label),
-                fused=rrf,
-                score=rrf * weight(label),
-                below_floor=label not in text_rank and similarity.get(label, 0.0) < FLOOR,
-            )
-        )
-    fused.sort(key=lambda f: (-f.score, f.label))
-    return fused
-
-
-def _agreed(fused: Sequence[_Fused]) -> set[int]:
-    """The candidates both indexes rank in their top ``AGREED_RANKS``."""
-    return {
-        f.label
-        for f in fused
-        if f.vector_rank is not None
-        and f.vector_rank <= AGREED_RANKS
-        and f.bm25_rank is not None
-        and f.bm25_rank <= AGREED_RANKS
-    }
-
-
-def _newer_above_older_among_agreed(
-    order: list[int], agreed: AbstractSet[int], observed: Mapping[int, int]
-) -> list[int]:
-    """Among ``agreed`` (the candidates both indexes rank in their top ``AGREED_RANKS``), each
-    one moves just above the first of them placed higher that it is at least ``UPDATE_GAP_NS``
-    newer than.
-
-    When the meaning and the words of several memories answer the query best, the newer
-    statement is the one to believe: an update ("I have 25 postcards now") above the value it
-    replaces ("I have 10 postcards"), whatever the days between them. Statements of the same
-    day (one conversation) keep their order by relevance. These candidates sit at the very top
-    of the fused list, so what is in the top five rarely changes.
-    """
-    if len(agreed) < 2:
-        return order
-    reordered = list(order)
-    for label in [r for r in order if r in agreed]:
-        at = reordered.index(label)
-        when = observed[label]
-        for place in range(at):
-            other = reordered[place]
-            if other in agreed and when - observed[other] >= UPDATE_GAP_NS:
-                reordered.insert(place, reordered.pop(at))
-                break
-    return reordered
-
-
-def _interleave(lists: list[list[Hit]]) -> list[Hit]:
-    """One list from several served lists, by reciprocal rank (a single list is kept as is)."""
-    if len(lists) == 1:
-        return lists[0]
-    scored = [
-        (1.0 / (RRF_K + position), n, position, hit)
-        for n, hits in enumerate(lists)
-        for position, hit in enumerate(hits, start=1)
-    ]
-    scored.sort(key=lambda s: (-s[0], -s[3].score, s[1], s[2]))
-    return [hit for *_, hit in scored]

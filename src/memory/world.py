@@ -8,9 +8,7 @@ kept by a ``RecordingSink`` for comparison.
 
 from __future__ import annotations
 
-import os
 import shutil
-import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -18,32 +16,14 @@ from pathlib import Path
 from ..embedding.port import Embedder
 from ..errors import LogClosed
 from ..eventlog import Appended, Draft, EventLog, Head, Sealed, Sealer, StoredRecord
+from ..eventlog.scratch import new_scratch
 from ..projections.fulltext import FullTextIndex
 from ..projections.memories import MemoryProjection
 from ..projections.readmodels import ReadModels
 from ..projections.runner import ProjectionRunner
-from ..recall import Recall
-
-
-def scratch_root(data_dir: Path) -> Path:
-    return data_dir / "replay"
-
-
-def clear_stale(root: Path) -> None:
-    """Remove scratch folders whose replay process is gone."""
-    if not root.is_dir():
-        return
-    for folder in root.iterdir():
-        pid = folder.name.partition("-")[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def new_scratch(root: Path) -> Path:
-    clear_stale(root)
-    folder = root / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
-    folder.mkdir(mode=0o700, parents=True)
-    return folder
+from ..projections.snapshots import nearest_snapshot
+from .recall import Recall
+from .record import Recorder
 
 
 class RecordingSink:
@@ -120,7 +100,7 @@ class World:
         self.sink = RecordingSink(log)
         m = self.models
         self.recall = Recall(
-            log=self.sink,
+            recorder=Recorder(self.sink, self.runner),
             sealer=OpenOnly(sealer.keys),
             embedder=embedder,
             memories=m.memories,
@@ -130,7 +110,6 @@ class World:
             documents=m.documents,
             document_vectors=m.document_vectors,
             document_fulltext=m.document_fulltext,
-            runner=self.runner,
         )
 
     def advance(self, seq: int) -> None:
@@ -181,18 +160,16 @@ class MemoriesAt:
         self.started_from = self.memories.last_seq()
         ProjectionRunner(log, [self.memories]).sync_to(seq)
 
+    @classmethod
+    def nearest(
+        cls, log: EventLog, sealer: Sealer, scratch: Path, seq: int, snapshots: Path
+    ) -> MemoriesAt:
+        """At ``seq``, folded from the newest snapshot in ``snapshots`` at or before it."""
+        found = nearest_snapshot(snapshots, seq)
+        return cls(log, sealer, scratch, seq, None if found is None else found[1])
+
     def close(self) -> None:
         try:
             self.memories.close()
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -1,0 +1,62 @@
+"""The domain: the write decision, chains, documents, recall and its ranking, the renderer of
+injected context; ``Core`` composes the log, the projections and these services once.
+
+This face is what the shells (REST, proxy, replay, portability, CLI) use: the services, the
+requests and outcomes they take and give, and the read models' row types they show.
+"""
+
+from ..projections.documents import ChunkRow, DocumentProjection, DocumentRow
+from ..projections.memories import MemoryProjection
+from ..projections.memory_rows import ChainView, ImportRow, VersionRow
+from ..projections.traces import Trace, TurnTrace
+from .chains import Chains
+from .core import Core
+from .documents import DocumentOutcome, Ingest
+from .ranking import RANKING
+from .recall import Hit, Origin, Recall, RecallRequest, RecallResult
+from .render import (
+    MEMORIES_RENDERER,
+    MEMORY_RENDERERS,
+    PROFILE_RENDERER,
+    RenderedMemory,
+    digest,
+    render_memories,
+    render_profile,
+)
+from .versions import NewMemory
+from .world import MemoriesAt, World
+from .writes import WriteOutcome, Writes
+
+__all__ = [
+    "MEMORIES_RENDERER",
+    "MEMORY_RENDERERS",
+    "PROFILE_RENDERER",
+    "RANKING",
+    "ChainView",
+    "Chains",
+    "ChunkRow",
+    "Core",
+    "DocumentOutcome",
+    "DocumentProjection",
+    "DocumentRow",
+    "Hit",
+    "ImportRow",
+    "Ingest",
+    "MemoriesAt",
+    "MemoryProjection",
+    "NewMemory",
+    "Origin",
+    "Recall",
+    "RecallRequest",
+    "RecallResult",
+    "RenderedMemory",
+    "Trace",
+    "TurnTrace",
+    "VersionRow",
+    "World",
+    "WriteOutcome",
+    "Writes",
+    "digest",
+    "render_memories",
+    "render_profile",
+]

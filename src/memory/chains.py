@@ -1,0 +1,135 @@
+"""What is done to a whole chain after it is written: edit (a new version, never a
+mutation), forget and restore (a reversible flag), erase (the key destroyed), and a
+container's profile.
+
+Each reads the chain's latest version and appends under the container's lock, after letting
+the writes still in flight reach the projections (``Gate.settle``).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from ..embedding.port import Embedder
+from ..errors import KeyDestroyed, NotFound, VersionConflict
+from ..eventlog import Actor, Draft, KeyStore, Sealer
+from ..eventlog.events import (
+    AnyEvent,
+    ChainForgotten,
+    ChainRestored,
+    MemoryEdited,
+    ProfileUpdated,
+    SubjectErased,
+)
+from ..eventlog.subjects import container_subject, memory_subject
+from ..projections.memories import MemoryProjection
+from ..projections.memory_rows import VersionRow
+from .gate import Gate
+from .record import Recorder
+from .versions import NewMemory, new_id, version_fields
+from .writes import WriteOutcome
+
+
+class Chains:
+    def __init__(
+        self,
+        *,
+        recorder: Recorder,
+        gate: Gate,
+        keys: KeyStore,
+        sealer: Sealer,
+        memories: MemoryProjection,
+        embedder: Embedder,
+    ) -> None:
+        self._recorder = recorder
+        self._gate = gate
+        self._keys = keys
+        self._sealer = sealer
+        self._memories = memories
+        self._embedder = embedder
+
+    def edit(
+        self,
+        memory_id: str,
+        item: NewMemory,
+        actor: Actor,
+        *,
+        expected_version: int | None = None,
+    ) -> WriteOutcome:
+        """A new version with new content (PATCH): never a mutation."""
+        container_tag = self._existing(memory_id).container_tag
+        vector = self._embedder.embed([item.content])[0]
+        with self._gate.lock(container_tag):
+            self._gate.settle(container_tag)
+            latest = self._memories.latest(memory_id)
+            if latest is None:
+                raise NotFound(f"no memory {memory_id!r}")
+            if expected_version is not None and latest.version != expected_version:
+                raise VersionConflict(
+                    f"memory {memory_id!r} is at version {latest.version}, not {expected_version}"
+                )
+            version_id = new_id("ver")
+            event = MemoryEdited(
+                memory_id=memory_id,
+                version_id=version_id,
+                version=latest.version + 1,
+                supersedes_version_id=latest.version_id,
+                container_tag=container_tag,
+                **version_fields(self._sealer, memory_subject(memory_id), item, vector),
+            )
+            seq = self._record(actor, event)
+        return WriteOutcome(
+            memory_id=memory_id,
+            version_id=version_id,
+            version=latest.version + 1,
+            status="superseded",
+            seq=seq,
+        )
+
+    def forget(self, memory_id: str, reason: str, actor: Actor) -> int:
+        chain = self._existing(memory_id)
+        sealed = self._sealer.seal_text(memory_subject(memory_id), reason)
+        with self._gate.lock(chain.container_tag):
+            self._gate.settle(chain.container_tag)
+            return self._record(actor, ChainForgotten(memory_id=memory_id, reason=sealed))
+
+    def restore(self, memory_id: str, actor: Actor) -> int:
+        chain = self._existing(memory_id)
+        with self._gate.lock(chain.container_tag):
+            self._gate.settle(chain.container_tag)
+            return self._record(actor, ChainRestored(memory_id=memory_id))
+
+    def erase(self, memory_id: str, actor: Actor) -> int:
+        """Hard delete: destroy the chain's key, then record it; projections purge the text."""
+        chain = self._existing(memory_id)
+        with self._gate.lock(chain.container_tag):
+            self._gate.settle(chain.container_tag)
+            self._keys.destroy(memory_subject(memory_id))
+            event = SubjectErased(
+                subject=memory_subject(memory_id),
+                scope="memory",
+                memory_id=memory_id,
+                container_tag=chain.container_tag,
+            )
+            return self._record(actor, event)
+
+    def set_profile(
+        self, container_tag: str, static: list[str], dynamic: list[str], actor: Actor
+    ) -> int:
+        """Replace a container's profile; sealed under the container's key."""
+        profile = msgspec.json.encode({"static": static, "dynamic": dynamic})
+        sealed = self._sealer.seal(container_subject(container_tag), profile)
+        with self._gate.lock(container_tag):
+            return self._record(actor, ProfileUpdated(container_tag=container_tag, profile=sealed))
+
+    def _existing(self, memory_id: str) -> VersionRow:
+        latest = self._memories.latest(memory_id)
+        if latest is None:
+            raise NotFound(f"no memory {memory_id!r}")
+        if latest.erased:
+            raise KeyDestroyed(f"memory {memory_id!r} was erased")
+        return latest
+
+    def _record(self, actor: Actor, event: AnyEvent) -> int:
+        """Append atomically and apply; the event's seq."""
+        return self._recorder.record([Draft(actor, event)]).seqs[0]

@@ -1,0 +1,227 @@
+"""The ranking rules of recall, as pure functions of the candidates and their constants.
+
+Nothing here reads an index or a clock: recall gathers the two candidate lists, the dates and
+the vectors, and these decide the order. So a recorded trace can be ranked again exactly, and
+each rule is tested on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import TypeVar
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from ..eventlog.events import Candidate
+
+T = TypeVar("T")
+
+# Reciprocal rank fusion constant. 60 (the usual default) flattens the top of both lists: rank 1
+# and rank 5 then differ by 6%, so a keyword-only or vector-only hit at rank 1 hardly beats noise
+# found by both. With 10 they differ by 27% (bench/retrieval.py: recall_all@5 +0.03 to +0.06 on
+# LoCoMo and LongMemEval, both tiers; docs/recall.md has the figures), with 8 by 31%.
+RRF_K = 8
+# The vector list's share of the fusion beside the BM25 list's 1.0. Words shared with the query
+# are the stronger evidence with either embedder: at 0.7 (and RRF_K 8 rather than 10) LoCoMo
+# recall_all@5 rose by 0.02 to 0.03 on both tiers (to 0.495 fast, 0.502 quality), LongMemEval
+# turns stayed where they were (bench/retrieval.py; docs/recall.md).
+VECTOR_WEIGHT = 0.7
+FLOOR = 0.25  # cosine under which a candidate without a keyword match is not served
+RECENCY_HALF_LIFE_DAYS = 30.0
+RECENCY_WEIGHT = 0.25  # share of the score that decays with age
+# MMR relevance weight. It reorders only, but at 0.7 a second piece of evidence that resembles
+# the first (two turns of one story) was pushed out of the top 5 (LongMemEval recall_all@5 0.62
+# -> 0.56); at 0.9 only near-duplicates move, and the figures are those without MMR.
+MMR_LAMBDA = 0.9
+# When recency is on, a candidate in the top AGREED_RANKS of both the vector and the BM25 list
+# moves above such a candidate at least UPDATE_GAP_NS older (see newer_above_older_among_agreed):
+# on LongMemEval knowledge-update questions the newer value then ranks above the older one in
+# 0.91 of cases instead of 0.79 (fast tier), recall unchanged, hit@1 0.01 lower. With stemmed
+# BM25 terms, 3 ranks gave 0.875 and 5 give 0.91 again, recall unchanged.
+AGREED_RANKS = 5
+UPDATE_GAP_NS = 86_400 * 1_000_000_000  # one day: statements of one conversation keep their order
+# The version of the ranking rules: the fusion constants above and the full-text analysis. A
+# recall records it, so that a replay by a build that ranks otherwise reports the trace as not
+# verifiable by that build, not as differing. 1 (recorded as no version): equal fusion
+# weights, RRF 10, tantivy's default tokenizer. 2: stemming, stop words and question words,
+# the vector list weighted 0.7, RRF 8, agreed candidates from the top five.
+RANKING = 2
+POOL = 50  # candidates taken from each index (at least; five times the limit when larger)
+# A memory's keyword score is the BM25 of its content plus this share of the BM25 of its
+# context (what it answers: a reply is found by the words of the question it answers). At 0.5
+# LoCoMo recall_all@5 rose from 0.497 to 0.527 ranked offline on the benchmark's candidates
+# (0.4: 0.520, 0.6: 0.523); the benchmark then measured 0.495 -> 0.519 on the fast tier and
+# 0.502 -> 0.533 on the quality tier (docs/recall.md).
+CONTEXT_WEIGHT = 0.5
+_NS_PER_DAY = 86_400 * 1_000_000_000
+
+
+class Fused(msgspec.Struct, kw_only=True):
+    label: int
+    similarity: float | None
+    bm25: float | None
+    vector_rank: int | None
+    bm25_rank: int | None
+    fused: float
+    score: float
+    below_floor: bool
+
+    def candidate(self, trace_id: str) -> Candidate:
+        return Candidate(
+            version_id=trace_id,
+            similarity=self.similarity,
+            bm25=self.bm25,
+            fused=self.fused,
+            score=self.score,
+            vector_rank=self.vector_rank,
+            bm25_rank=self.bm25_rank,
+            below_floor=self.below_floor,
+        )
+
+
+def with_contexts(
+    found: list[tuple[int, float]], in_contexts: list[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    """The keyword list with each label's context score added at ``CONTEXT_WEIGHT``, best
+    first (equal scores by label)."""
+    if not in_contexts:
+        return found
+    scores = dict(found)
+    for label, score in in_contexts:
+        scores[label] = scores.get(label, 0.0) + CONTEXT_WEIGHT * score
+    return sorted(scores.items(), key=lambda hit: (-hit[1], hit[0]))
+
+
+def fuse(
+    by_vector: Sequence[tuple[int, float]],
+    by_text: Sequence[tuple[int, float]],
+    known: Sequence[int],
+    weight: Callable[[int], float],
+) -> list[Fused]:
+    """Reciprocal rank fusion of the two lists (the vector list's share weighted by
+    ``VECTOR_WEIGHT``), times ``weight``, best first; ``known`` are the labels still
+    resolvable (a label erased since the index answered is dropped)."""
+    vector_rank = {label: i + 1 for i, (label, _) in enumerate(by_vector)}
+    text_rank = {label: i + 1 for i, (label, _) in enumerate(by_text)}
+    similarity = dict(by_vector)
+    bm25 = dict(by_text)
+    fused: list[Fused] = []
+    for label in known:
+        rrf = 0.0
+        if label in vector_rank:
+            rrf += VECTOR_WEIGHT / (RRF_K + vector_rank[label])
+        if label in text_rank:
+            rrf += 1.0 / (RRF_K + text_rank[label])
+        fused.append(
+            Fused(
+                label=label,
+                similarity=similarity.get(label),
+                bm25=bm25.get(label),
+                vector_rank=vector_rank.get(label),
+                bm25_rank=text_rank.get(label),
+                fused=rrf,
+                score=rrf * weight(label),
+                below_floor=label not in text_rank and similarity.get(label, 0.0) < FLOOR,
+            )
+        )
+    fused.sort(key=lambda f: (-f.score, f.label))
+    return fused
+
+
+def agreed_at_top(fused: Sequence[Fused]) -> set[int]:
+    """The candidates both indexes rank in their top ``AGREED_RANKS``."""
+    return {
+        f.label
+        for f in fused
+        if f.vector_rank is not None
+        and f.vector_rank <= AGREED_RANKS
+        and f.bm25_rank is not None
+        and f.bm25_rank <= AGREED_RANKS
+    }
+
+
+def newer_above_older_among_agreed(
+    order: list[int], agreed: AbstractSet[int], observed: Mapping[int, int]
+) -> list[int]:
+    """Among ``agreed`` (the candidates both indexes rank in their top ``AGREED_RANKS``), each
+    one moves just above the first of them placed higher that it is at least ``UPDATE_GAP_NS``
+    newer than.
+
+    When the meaning and the words of several memories answer the query best, the newer
+    statement is the one to believe: an update ("I have 25 postcards now") above the value it
+    replaces ("I have 10 postcards"), whatever the days between them. Statements of the same
+    day (one conversation) keep their order by relevance. These candidates sit at the very top
+    of the fused list, so what is in the top five rarely changes.
+    """
+    if len(agreed) < 2:
+        return order
+    reordered = list(order)
+    for label in [r for r in order if r in agreed]:
+        at = reordered.index(label)
+        when = observed[label]
+        for place in range(at):
+            other = reordered[place]
+            if other in agreed and when - observed[other] >= UPDATE_GAP_NS:
+                reordered.insert(place, reordered.pop(at))
+                break
+    return reordered
+
+
+def recency_weight(observed_at: int, reference: int) -> float:
+    """The share of a score kept at an age: ``1 - RECENCY_WEIGHT`` of it always, the rest
+    halving every ``RECENCY_HALF_LIFE_DAYS`` before ``reference`` (UTC ns)."""
+    age_days = max(0.0, (reference - observed_at) / _NS_PER_DAY)
+    decay = float(0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS))
+    return (1.0 - RECENCY_WEIGHT) + RECENCY_WEIGHT * decay
+
+
+def mmr(
+    ranked: list[int],
+    score: Mapping[int, float],
+    cosines: npt.NDArray[np.float32],
+    needed: int,
+    keep: AbstractSet[int],
+) -> list[int]:
+    """Maximal marginal relevance: reorder so near-duplicates do not crowd the top.
+
+    It only reorders: relevance is the fused score (scaled to the best one), redundancy the
+    highest cosine (``cosines``, ranked by ranked) to a label already placed. Placing stops
+    once ``needed`` are placed and so is every label of ``keep`` among ``ranked``: what follows
+    (the caller keeps it in its fused order) can no longer reach the answer.
+    """
+    if len(ranked) < 3:
+        return ranked
+    unplaced = set(keep) & set(ranked)
+    relevance = np.asarray([score[r] for r in ranked], dtype=np.float64)
+    relevance /= relevance.max() or 1.0
+    redundancy = np.zeros(len(ranked), dtype=np.float64)
+    placed = np.zeros(len(ranked), dtype=bool)
+    chosen: list[int] = []
+    for _ in ranked:
+        if len(chosen) >= needed and not unplaced:
+            break
+        value = MMR_LAMBDA * relevance - (1.0 - MMR_LAMBDA) * redundancy
+        value[placed] = -np.inf
+        best = int(np.argmax(value))  # the first of equals: the better-ranked one
+        chosen.append(ranked[best])
+        unplaced.discard(ranked[best])
+        placed[best] = True
+        np.maximum(redundancy, cosines[best], out=redundancy)
+    return chosen
+
+
+def interleave(lists: list[list[T]], score: Callable[[T], float]) -> list[T]:
+    """One list from several served lists, by reciprocal rank (a single list is kept as is);
+    equal ranks by ``score``, then by list."""
+    if len(lists) == 1:
+        return lists[0]
+    scored = [
+        (1.0 / (RRF_K + position), n, position, item)
+        for n, items in enumerate(lists)
+        for position, item in enumerate(items, start=1)
+    ]
+    scored.sort(key=lambda s: (-s[0], -score(s[3]), s[1], s[2]))
+    return [item for *_, item in scored]

@@ -1,0 +1,166 @@
+"""The ranking rules alone: pure functions of candidate lists, checked by example and by
+property (fusion is deterministic, MMR and newer-above-older only reorder, interleaving keeps
+each list's order)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mnemolog.memory.ranking import (
+    AGREED_RANKS,
+    CONTEXT_WEIGHT,
+    FLOOR,
+    RECENCY_HALF_LIFE_DAYS,
+    RECENCY_WEIGHT,
+    RRF_K,
+    UPDATE_GAP_NS,
+    VECTOR_WEIGHT,
+    agreed_at_top,
+    fuse,
+    interleave,
+    mmr,
+    newer_above_older_among_agreed,
+    recency_weight,
+    with_contexts,
+)
+
+DAY = 86_400 * 1_000_000_000
+
+# A ranked list of distinct labels with scores, best first.
+ranked_lists = st.lists(st.integers(0, 40), unique=True, max_size=15).map(
+    lambda labels: [(label, 1.0 - n / 100) for n, label in enumerate(labels)]
+)
+
+
+def test_fusion_weighs_each_list_by_reciprocal_rank() -> None:
+    fused = fuse([(1, 0.9), (2, 0.8)], [(2, 7.0), (3, 5.0)], [1, 2, 3], lambda _: 1.0)
+    by_label = {f.label: f for f in fused}
+    assert by_label[2].fused == pytest.approx(VECTOR_WEIGHT / (RRF_K + 2) + 1 / (RRF_K + 1))
+    assert by_label[1].fused == pytest.approx(VECTOR_WEIGHT / (RRF_K + 1))
+    assert by_label[3].fused == pytest.approx(1 / (RRF_K + 2))
+    assert [f.label for f in fused] == [2, 3, 1]  # found by both; then BM25 outweighs vectors
+    assert (by_label[2].vector_rank, by_label[2].bm25_rank) == (2, 1)
+    assert by_label[3].similarity is None and by_label[1].bm25 is None
+
+
+def test_the_floor_drops_only_weak_vector_only_candidates() -> None:
+    fused = fuse(
+        [(1, FLOOR - 0.01), (2, FLOOR - 0.01), (3, FLOOR)], [(2, 1.0)], [1, 2, 3], lambda _: 1
+    )
+    below = {f.label: f.below_floor for f in fused}
+    assert below == {1: True, 2: False, 3: False}  # a keyword match is served whatever its cosine
+
+
+def test_fusion_multiplies_by_the_weight_and_drops_unknown_labels() -> None:
+    fused = fuse([(1, 0.9), (2, 0.8)], [], [2], lambda label: 0.5)
+    assert [f.label for f in fused] == [2]
+    assert fused[0].score == pytest.approx(0.5 * fused[0].fused)
+
+
+@given(ranked_lists, ranked_lists, st.data())
+def test_fusion_is_deterministic_whatever_the_order_of_the_known_labels(
+    by_vector: list[tuple[int, float]], by_text: list[tuple[int, float]], data: st.DataObject
+) -> None:
+    known = sorted({label for label, _ in by_vector} | {label for label, _ in by_text})
+    shuffled = data.draw(st.permutations(known))
+    first = fuse(by_vector, by_text, known, lambda label: 1.0 / (1 + label % 3))
+    again = fuse(by_vector, by_text, shuffled, lambda label: 1.0 / (1 + label % 3))
+    assert first == again
+    scores = [f.score for f in first]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_agreed_candidates_are_in_the_top_of_both_lists() -> None:
+    vector = [(label, 1.0) for label in range(10)]
+    text = [(label, 1.0) for label in reversed(range(10))]
+    fused = fuse(vector, text, list(range(10)), lambda _: 1.0)
+    # label L is vector rank L+1 and BM25 rank 10-L: both within AGREED_RANKS only in between
+    expected = {L for L in range(10) if L + 1 <= AGREED_RANKS and 10 - L <= AGREED_RANKS}
+    assert agreed_at_top(fused) == expected
+
+
+def test_the_newer_of_two_agreed_statements_moves_up() -> None:
+    observed = {1: 10 * DAY, 2: 10 * DAY + UPDATE_GAP_NS, 3: 0, 4: 30 * DAY}
+    # 2 is a day newer than 1; 3 is not agreed; 4 is agreed and newest of all.
+    assert newer_above_older_among_agreed([1, 3, 2, 4], {1, 2, 4}, observed) == [4, 2, 1, 3]
+    same_day = {1: 10 * DAY, 2: 10 * DAY + UPDATE_GAP_NS - 1}
+    assert newer_above_older_among_agreed([1, 2], {1, 2}, same_day) == [1, 2]
+
+
+@given(
+    st.lists(st.integers(0, 30), unique=True, max_size=12),
+    st.sets(st.integers(0, 30)),
+    st.lists(st.integers(0, 60), min_size=31, max_size=31),
+)
+def test_newer_above_older_only_reorders_agreed_ones(
+    order: list[int], agreed: set[int], days: list[int]
+) -> None:
+    observed = {label: days[label] * DAY for label in range(31)}
+    moved = newer_above_older_among_agreed(order, agreed, observed)
+    assert sorted(moved) == sorted(order)
+    others = [label for label in order if label not in agreed]
+    assert [label for label in moved if label not in agreed] == others
+
+
+def test_mmr_moves_a_near_duplicate_below_a_different_candidate() -> None:
+    ranked = [1, 2, 3]
+    score = {1: 1.0, 2: 0.99, 3: 0.98}
+    cosines = np.asarray([[1, 1, 0], [1, 1, 0], [0, 0, 1]], dtype=np.float32)
+    assert mmr(ranked, score, cosines, 3, set()) == [1, 3, 2]
+
+
+@given(
+    st.lists(st.integers(0, 100), unique=True, min_size=1, max_size=12),
+    st.integers(1, 12),
+    st.integers(0, 2**32 - 1),
+)
+def test_mmr_only_reorders(ranked: list[int], needed: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(len(ranked), 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    score = {label: float(s) for label, s in zip(ranked, rng.random(len(ranked)), strict=True)}
+    placed = mmr(ranked, score, vectors @ vectors.T, needed, set())
+    assert len(set(placed)) == len(placed) and set(placed) <= set(ranked)
+    assert len(placed) == (len(ranked) if len(ranked) < 3 else min(needed, len(ranked)))
+
+
+def test_mmr_keeps_placing_until_the_kept_labels_are_placed() -> None:
+    ranked = [1, 2, 3, 4, 5]
+    score = {label: 1.0 - label / 10 for label in ranked}
+    cosines = np.eye(5, dtype=np.float32)
+    assert mmr(ranked, score, cosines, 2, {5}) == [1, 2, 3, 4, 5]
+    assert mmr(ranked, score, cosines, 2, set()) == [1, 2]
+
+
+@given(st.lists(st.lists(st.integers(0, 1000), unique=True, max_size=8), min_size=1, max_size=3))
+def test_interleaving_keeps_each_lists_order(lists: list[list[int]]) -> None:
+    tagged = [[(n, item) for item in items] for n, items in enumerate(lists)]
+    merged = interleave(tagged, lambda pair: float(pair[1] % 7))
+    assert sorted(merged) == sorted(pair for items in tagged for pair in items)
+    for n, items in enumerate(tagged):
+        assert [pair for pair in merged if pair[0] == n] == items
+    if len(lists) == 1:
+        assert merged == tagged[0]
+
+
+def test_interleaving_breaks_equal_ranks_by_score() -> None:
+    assert interleave([["a"], ["b"]], {"a": 1.0, "b": 2.0}.__getitem__) == ["b", "a"]
+
+
+def test_a_context_adds_its_share_of_bm25() -> None:
+    found = [(1, 4.0), (2, 3.0)]
+    merged = with_contexts(found, [(2, 4.0), (3, 1.0)])
+    assert merged == [(2, 3.0 + CONTEXT_WEIGHT * 4.0), (1, 4.0), (3, CONTEXT_WEIGHT * 1.0)]
+    assert with_contexts(found, []) is found
+
+
+def test_recency_keeps_a_floor_and_halves_the_rest_each_half_life() -> None:
+    now = 1000 * DAY
+    half_life = int(RECENCY_HALF_LIFE_DAYS * DAY)
+    assert recency_weight(now, now) == pytest.approx(1.0)
+    assert recency_weight(now + DAY, now) == pytest.approx(1.0)  # from the future: not younger
+    assert recency_weight(now - half_life, now) == pytest.approx(1.0 - RECENCY_WEIGHT / 2)
+    assert recency_weight(0, now) == pytest.approx(1.0 - RECENCY_WEIGHT, abs=1e-6)
