@@ -7,6 +7,7 @@
     │   ├── UnsupportedMediaType      a body that is not application/json (415)
     │   ├── NotFound                  no such memory, document or trace (404)
     │   ├── VersionConflict           expectedVersion is no longer the latest (409)
+    │   ├── MemoryForgotten           a write names a forgotten memory to correct (409)
     │   └── IdempotencyConflict       same idempotency key, different payload (409)
     ├── KeyDestroyed                  the subject's key was destroyed: it cannot come back (410)
     ├── DataDirLocked                 another mnemolog process owns the data dir
@@ -59,6 +60,10 @@ class NotFound(InvalidInput):
 
 class VersionConflict(InvalidInput):
     code = "version_conflict"
+
+
+class MemoryForgotten(InvalidInput):
+    code = "memory_forgotten"
 
 
 class IdempotencyConflict(InvalidInput):

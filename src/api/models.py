@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 import msgspec
 
 from ..clock import iso, parse_as_of_instant, parse_iso
 from ..errors import InvalidInput
-from ..memory import ChainView, ChunkRow, DocumentRow, VersionRow
+from ..memory import ChainView, ChunkRow, DocumentRow, LinkRow, VersionRow
 
 Content = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000)]
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -18,12 +19,18 @@ class _Body(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_un
     pass
 
 
+MemoryId = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+
+
 class MemoryIn(_Body, frozen=True, kw_only=True):
     content: Content
     is_static: bool = False
     metadata: dict[str, str | int | float | bool | None] | None = None
     observed_at: str | None = None
     context: Content | None = None
+    supersedes: MemoryId | None = None
+    expected_version: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    auto_supersede: bool = True
 
 
 class WriteMemories(_Body, frozen=True, kw_only=True):
@@ -116,7 +123,9 @@ def version_json(row: VersionRow, *, windows: bool) -> dict[str, object]:
     return body
 
 
-def chain_json(chain: ChainView) -> dict[str, object]:
+def chain_json(chain: ChainView, links: Sequence[LinkRow] = ()) -> dict[str, object]:
+    """A chain with its versions and windows, and its links: memories it may update
+    (``possiblyUpdates``) and memories that may update it (``possiblyUpdatedBy``)."""
     return {
         "id": chain.memory_id,
         "containerTag": chain.container_tag,
@@ -127,6 +136,26 @@ def chain_json(chain: ChainView) -> dict[str, object]:
         "forgottenReason": chain.forgotten_reason,
         "erased": chain.erased,
         "versions": [version_json(v, windows=True) for v in chain.versions],
+        "possiblyUpdates": [
+            _link_json(link, link.target_memory_id)
+            for link in links
+            if link.memory_id == chain.memory_id
+        ],
+        "possiblyUpdatedBy": [
+            _link_json(link, link.memory_id)
+            for link in links
+            if link.target_memory_id == chain.memory_id
+        ],
+    }
+
+
+def _link_json(link: LinkRow, other: str) -> dict[str, object]:
+    return {
+        "id": other,
+        "similarity": round(link.similarity, 6),
+        "reason": link.reason,
+        "at": iso(link.at),
+        "seq": link.seq,
     }
 
 

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from ..clock import iso
-from ..errors import NotFound
+from ..errors import InvalidInput, NotFound
 from ..eventlog import Actor
 from ..memory import NewMemory, RecallRequest, WriteOutcome
 from ..runtime import Runtime
@@ -51,7 +51,7 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         chain = core.memories.chain(memory_id)
         if chain is None:
             raise NotFound(f"no memory {memory_id!r}")
-        return JSONResponse(chain_json(chain))
+        return JSONResponse(chain_json(chain, core.memories.links_of(memory_id)))
 
     @router.post("/memories")
     async def write_memories(request: Request) -> Response:
@@ -215,6 +215,9 @@ class HotEndpoints:
                 metadata=dict(m.metadata) if m.metadata is not None else None,
                 observed_at=parse_observed_at(m.observed_at),
                 context=m.context,
+                supersedes=m.supersedes,
+                expected_version=_expected_version(m.supersedes, m.expected_version),
+                auto_supersede=m.auto_supersede,
             )
             for m in body.memories
         ]
@@ -251,6 +254,7 @@ class HotEndpoints:
                 ),
                 "similarity": round(hit.similarity, 6),
                 "score": round(hit.score, 6),
+                **({"possiblyOutdatedBy": list(hit.outdated_by)} if hit.outdated_by else {}),
             }
             for hit in result.hits
         ]
@@ -276,5 +280,12 @@ def _outcome(outcome: WriteOutcome) -> dict[str, object]:
         "version": outcome.version,
         "status": outcome.status,
         "similarity": outcome.similarity,
+        "possiblyUpdates": outcome.possibly_updates,
         "seq": outcome.seq,
     }
+
+
+def _expected_version(supersedes: str | None, expected: int | None) -> int | None:
+    if expected is not None and supersedes is None:
+        raise InvalidInput("expectedVersion needs supersedes: the memory it is expected of")
+    return expected

@@ -64,8 +64,24 @@ class MemoryDeduplicated(Event, frozen=True, kw_only=True, tag="memory.deduplica
     container_tag: str
 
 
+class Evidence(msgspec.Struct, frozen=True, kw_only=True):
+    """Why a write was taken for a new version of another memory, or linked to it.
+
+    ``rule``: ``automatic`` (the write decision judged the two texts; ``reason`` is its stable
+    code) or ``explicit`` (the write named the memory it corrects). ``differing`` holds the
+    words of each text the other lacks (``{"removed": [...], "added": [...]}``, JSON), sealed
+    under the newer memory's key like its content.
+    """
+
+    rule: Literal["automatic", "explicit"]
+    reason: str
+    shared_words: float | None = None
+    differing: Sealed | None = None
+
+
 class MemorySuperseded(Event, frozen=True, kw_only=True, tag="memory.superseded"):
-    """A near-duplicate write became version n+1 of an existing chain."""
+    """A write became version n+1 of an existing chain: judged a correction of its latest
+    version, or naming it (``evidence`` says which; absent in logs written before it)."""
 
     memory_id: str
     version_id: str
@@ -79,6 +95,20 @@ class MemorySuperseded(Event, frozen=True, kw_only=True, tag="memory.superseded"
     context: Sealed | None = None  # what the memory answers or continues
     is_static: bool = False
     observed_at: str | None = None
+    evidence: Evidence | None = None
+
+
+class MemoryLinked(Event, frozen=True, kw_only=True, tag="memory.linked"):
+    """A new memory may update an older one: both stay live, and recall ranks the newer first
+    and marks the older as possibly outdated. Appended with the write that made the newer."""
+
+    memory_id: str  # the newer chain
+    version_id: str
+    target_memory_id: str  # the chain it may update
+    target_version_id: str
+    container_tag: str
+    similarity: float
+    evidence: Evidence
 
 
 class MemoryEdited(Event, frozen=True, kw_only=True, tag="memory.edited"):
@@ -328,6 +358,7 @@ AnyEvent: TypeAlias = (
     MemoryWritten
     | MemoryDeduplicated
     | MemorySuperseded
+    | MemoryLinked
     | MemoryEdited
     | ChainForgotten
     | ChainRestored
@@ -349,6 +380,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     MemoryWritten,
     MemoryDeduplicated,
     MemorySuperseded,
+    MemoryLinked,
     MemoryEdited,
     ChainForgotten,
     ChainRestored,

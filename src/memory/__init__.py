@@ -7,7 +7,7 @@ requests and outcomes they take and give, and the read models' row types they sh
 
 from ..projections.documents import ChunkRow, DocumentProjection, DocumentRow
 from ..projections.memories import MemoryProjection
-from ..projections.memory_rows import ChainView, ImportRow, VersionRow
+from ..projections.memory_rows import ChainView, ImportRow, LinkRow, VersionRow
 from ..projections.traces import Trace, TurnTrace
 from .chains import Chains
 from .core import Core
@@ -42,6 +42,7 @@ __all__ = [
     "Hit",
     "ImportRow",
     "Ingest",
+    "LinkRow",
     "MemoriesAt",
     "MemoryProjection",
     "NewMemory",

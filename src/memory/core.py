@@ -29,6 +29,7 @@ from .fresh_ids import FreshIds
 from .gate import Gate
 from .recall import Recall, live_scope
 from .record import Recorder
+from .sameness import gates_for
 from .writes import Writes
 
 SYSTEM = Actor(agent_id="mnemolog", protocol="system")
@@ -108,7 +109,7 @@ class Core:
             memories=self.memories,
             embedder=self.embedder,
             nearest=_LiveNearest(self.memories, self.vectors),
-            supersede_threshold=settings.supersede_threshold,
+            gates=gates_for(self.embedder.identity.name, settings.supersede_threshold),
         )
         self.chains = Chains(
             recorder=self._recorder,

@@ -55,6 +55,9 @@ class Heads:
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self._by_memory
 
+    def get(self, memory_id: str) -> Head | None:
+        return self._by_memory.get(memory_id)
+
     def with_hash(self, digest: str) -> Head | None:
         return self._by_hash.get(digest)
 

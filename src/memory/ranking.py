@@ -170,6 +170,22 @@ def newer_above_older_among_agreed(
     return reordered
 
 
+def linked_newer_first(order: list[int], links: Sequence[tuple[int, int]]) -> list[int]:
+    """Each (newer, older) pair of ``links`` with both in ``order``: the newer moves just
+    above the older if it was below it. A memory that may update another (``memory.linked``)
+    is then read first, with the older one right after it to judge by."""
+    if not links:
+        return order
+    reordered = list(order)
+    for newer, older in links:
+        if newer not in reordered or older not in reordered:
+            continue
+        at, above = reordered.index(newer), reordered.index(older)
+        if at > above:
+            reordered.insert(above, reordered.pop(at))
+    return reordered
+
+
 def recency_weight(observed_at: int, reference: int) -> float:
     """The share of a score kept at an age: ``1 - RECENCY_WEIGHT`` of it always, the rest
     halving every ``RECENCY_HALF_LIFE_DAYS`` before ``reference`` (UTC ns)."""

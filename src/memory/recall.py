@@ -39,6 +39,7 @@ from .ranking import (
     agreed_at_top,
     fuse,
     interleave,
+    linked_newer_first,
     mmr,
     newer_above_older_among_agreed,
     recency_weight,
@@ -68,6 +69,8 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     score: float
     row: VersionRow | None = None
     chunk: ChunkRow | None = None
+    # Memories linked as possibly updating this one, served above it (``memory.linked``).
+    outdated_by: tuple[str, ...] = ()
 
     @property
     def trace_id(self) -> str:
@@ -265,13 +268,24 @@ class Recall:
             order = placed + order[len(placed) :]
         if request.recency:
             order = newer_above_older_among_agreed(order, agreed, observed)
+        # A memory that may update another is placed above it, whatever else ranks them.
+        links = self._memories.links_among(order)
+        order = linked_newer_first(order, links)
         by_label = {f.label: f for f in fused}
         served = order[: request.limit]
         rows = self._memories.by_row_ids(served)
+        newer_of: dict[int, list[int]] = {}
+        for newer, older in links:
+            newer_of.setdefault(older, []).append(newer)
         return _Ranked(
             candidates=[f.candidate(stamps[f.label][0]) for f in fused],
             hits=[
-                Hit(row=rows[r], similarity=by_label[r].similarity or 0.0, score=by_label[r].score)
+                Hit(
+                    row=rows[r],
+                    similarity=by_label[r].similarity or 0.0,
+                    score=by_label[r].score,
+                    outdated_by=tuple(rows[n].memory_id for n in newer_of.get(r, ()) if n in rows),
+                )
                 for r in served
                 if r in rows  # erased between the two reads
             ],

@@ -23,6 +23,13 @@ class NewMemory(msgspec.Struct, frozen=True, kw_only=True):
     # What the memory answers or continues (the question a reply answers): searched by
     # keyword beside the content, never part of it.
     context: str | None = None
+    # The memory this one corrects: it becomes that chain's next version, whatever the write
+    # decision would judge (``expected_version``: only if the chain is still at it).
+    supersedes: str | None = None
+    expected_version: int | None = None
+    # False: never taken for a new version of another memory by the write decision (an exact
+    # duplicate is still recognised; ``supersedes`` still applies).
+    auto_supersede: bool = True
 
 
 class VersionFields(TypedDict):

@@ -1,11 +1,13 @@
 """The write decision: the one choke point every new memory goes through.
 
-A write is decided against the current state of its container: an exact duplicate of a live
-latest version becomes a ``memory.deduplicated`` event and no new version; a near duplicate
-(cosine at or above the supersede threshold, and at least half of the two texts' distinct
-words shared) becomes version n+1 of that chain; anything else starts a new chain. Texts are
-embedded in one batch before any lock; each container's writes are decided under its gate
-(``gate.py``), against the projections plus the heads still in flight.
+A write is decided against the current state of its container. A write naming the memory it
+corrects (``supersedes``) becomes that chain's next version. Otherwise an exact duplicate of a
+live latest version becomes a ``memory.deduplicated`` event and no new version; a close live
+memory that ``sameness.judge`` finds to be the same fact with a new value becomes version n+1
+of its chain (the event records the evidence); one it may update is kept beside it, linked by
+a ``memory.linked`` event; anything else starts a new chain. Texts are embedded in one batch
+before any lock; each container's writes are decided under its gate (``gate.py``), against
+the projections plus the heads still in flight.
 """
 
 from __future__ import annotations
@@ -18,25 +20,28 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from ..embedding.port import Embedder
+from ..embedding.port import Embedder, from_bytes
+from ..errors import KeyDestroyed, MemoryForgotten, NotFound, VersionConflict
 from ..eventlog import Actor, Appended, Draft, Sealer, StoredRecord
-from ..eventlog.events import AnyEvent, MemoryDeduplicated, MemorySuperseded, MemoryWritten
+from ..eventlog.events import (
+    AnyEvent,
+    Evidence,
+    MemoryDeduplicated,
+    MemoryLinked,
+    MemorySuperseded,
+    MemoryWritten,
+)
 from ..eventlog.subjects import memory_subject
-from ..projections.analysis import plain_words
 from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import VersionRow, content_hash
+from ..projections.vector_exact import unit
 from .fresh_ids import FreshIds
 from .gate import Gate, Head, Heads
 from .record import Recorder
+from .sameness import Gates, Judgement, judge
 from .versions import NewMemory, new_id, version_fields
 
 Status = Literal["created", "superseded", "deduplicated"]
-
-# A near duplicate must also restate the same words: at least this share of the two texts'
-# distinct words (Jaccard) in common. A correction changes a few words of the same statement
-# ("John prefers dark mode" -> "John prefers light mode": 0.6); two different remarks that an
-# embedding finds close ("Thanks, Mel!" / "Thanks, Caroline!" by another speaker) rarely do.
-MIN_SHARED_WORDS = 0.5
 
 
 class WriteOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -46,6 +51,7 @@ class WriteOutcome(msgspec.Struct, frozen=True, kw_only=True):
     status: Status
     similarity: float | None = None
     seq: int = 0
+    possibly_updates: str | None = None  # the memory a new chain was linked to
 
 
 class NearestLive(Protocol):
@@ -118,7 +124,7 @@ class Writes:
         memories: MemoryProjection,
         embedder: Embedder,
         nearest: NearestLive,
-        supersede_threshold: float,
+        gates: Gates,
     ) -> None:
         self._recorder = recorder
         self._gate = gate
@@ -127,7 +133,9 @@ class Writes:
         self._memories = memories
         self._embedder = embedder
         self._nearest = nearest
-        self._threshold = supersede_threshold
+        self._gates = gates
+        # Neighbours under both gates are never judged: not asked for.
+        self._at_least = min(gates.same, gates.possible)
 
     def write(
         self, container_tag: str, items: Sequence[NewMemory], actor: Actor
@@ -198,14 +206,14 @@ class Writes:
             drafts: list[Draft] = []
             outcomes: list[WriteOutcome] = []
             # Under the lock: the projections must not move between this and the decisions.
-            neighbours = self._nearest.nearest_many(container_tag, vectors, 4, self._threshold)
+            neighbours = self._nearest.nearest_many(container_tag, vectors, 4, self._at_least)
             digests = [content_hash(item.content) for item in items]
             duplicates = self._memories.live_duplicates(container_tag, digests)
             for item, digest, vector, near in zip(items, digests, vectors, neighbours, strict=True):
-                event, outcome = self._decide(
+                events, outcome = self._decide(
                     container_tag, item, digest, duplicates.get(digest), vector, near, batch, unused
                 )
-                drafts.append(Draft(actor, event))
+                drafts.extend(Draft(actor, event) for event in events)
                 outcomes.append(outcome)
             self._fresh.give_back(unused)
             future = self._recorder.submit(drafts)
@@ -223,10 +231,12 @@ class Writes:
         near: list[tuple[int, float]],
         batch: Heads,
         fresh_ids: list[str],
-    ) -> tuple[AnyEvent, WriteOutcome]:
+    ) -> tuple[list[AnyEvent], WriteOutcome]:
         """Decide one write (``digest`` is its content hash, ``duplicate`` the live version in
         the projection with that content); a new chain takes its id (and ready key) from
         ``fresh_ids``."""
+        if item.supersedes is not None:
+            return self._explicit(container_tag, item, digest, vector, batch)
         head = batch.with_hash(digest)  # the batch's own chains first: they are the newest
         if head is not None:
             return _dedup(container_tag, head.memory_id, head.version_id, head.version)
@@ -234,51 +244,129 @@ class Writes:
             return _dedup(
                 container_tag, duplicate.memory_id, duplicate.version_id, duplicate.version
             )
-        target = self._closest(item, vector, near, batch)
-        if target is not None:
-            head, similarity = target
-            return self._supersede(container_tag, item, vector, head, similarity, batch)
+        same, possible = (
+            self._judged(item, vector, near, batch) if item.auto_supersede else (None, None)
+        )
+        if same is not None:
+            head, judgement = same
+            evidence = self._evidence(head.memory_id, judgement, "automatic")
+            return self._supersede(
+                container_tag, item, vector, head, judgement.similarity, batch, evidence
+            )
         memory_id = fresh_ids.pop()
         version_id = new_id("ver")
-        event = MemoryWritten(
-            memory_id=memory_id,
-            version_id=version_id,
-            container_tag=container_tag,
-            **version_fields(self._sealer, memory_subject(memory_id), item, vector),
-        )
+        events: list[AnyEvent] = [
+            MemoryWritten(
+                memory_id=memory_id,
+                version_id=version_id,
+                container_tag=container_tag,
+                **version_fields(self._sealer, memory_subject(memory_id), item, vector),
+            )
+        ]
         batch.add(Head(memory_id, version_id, 1, digest, vector, item.content))
-        return event, WriteOutcome(
+        outcome = WriteOutcome(
             memory_id=memory_id, version_id=version_id, version=1, status="created"
         )
+        if possible is not None:
+            head, judgement = possible
+            events.append(
+                MemoryLinked(
+                    memory_id=memory_id,
+                    version_id=version_id,
+                    target_memory_id=head.memory_id,
+                    target_version_id=head.version_id,
+                    container_tag=container_tag,
+                    similarity=judgement.similarity,
+                    evidence=self._evidence(memory_id, judgement, "automatic"),
+                )
+            )
+            outcome = msgspec.structs.replace(
+                outcome, possibly_updates=head.memory_id, similarity=judgement.similarity
+            )
+        return events, outcome
 
-    def _closest(
+    def _judged(
         self,
         item: NewMemory,
         vector: npt.NDArray[np.float32],
         near: list[tuple[int, float]],
         batch: Heads,
-    ) -> tuple[Head, float] | None:
-        """The chain head ``item`` is a near duplicate of: the most similar one whose cosine is
-        at or above the threshold and which shares at least ``MIN_SHARED_WORDS`` of the words."""
-        best: tuple[Head, float] | None = None
+    ) -> tuple[tuple[Head, Judgement] | None, tuple[Head, Judgement] | None]:
+        """The live chain heads close to ``item`` (in the projection, and decided earlier but
+        not applied yet), judged most similar first: the first judged the same fact (to
+        supersede) and, failing that, the first that it may update (to link)."""
+        candidates: list[tuple[float, Head, str]] = []
         for row_id, similarity in near:
-            if similarity < self._threshold:
+            if similarity < self._at_least:
                 break
             row = self._memories.by_row_ids([row_id]).get(row_id)
             if row is None or row.memory_id in batch or not _live_latest(row):
                 continue
-            if _shared(item.content, row.content or "") < MIN_SHARED_WORDS:
-                continue
-            best = (_head_of(row), similarity)
-            break
-        pending = batch.closest(vector, self._threshold)
-        if (
-            pending is not None
-            and (best is None or pending[1] > best[1])
-            and _shared(item.content, pending[0].text) >= MIN_SHARED_WORDS
-        ):
-            best = pending
-        return best
+            candidates.append((similarity, _head_of(row), row.content or ""))
+        pending = batch.closest(vector, self._at_least)
+        if pending is not None:
+            candidates.append((pending[1], pending[0], pending[0].text))
+        candidates.sort(key=lambda c: -c[0])  # stable: the projection's first among equals
+        possible: tuple[Head, Judgement] | None = None
+        for similarity, head, text in candidates:
+            judgement = judge(text, item.content, similarity, self._gates)
+            if judgement.verdict == "same":
+                return (head, judgement), None
+            if judgement.verdict == "possible" and possible is None:
+                possible = (head, judgement)
+        return None, possible
+
+    def _explicit(
+        self,
+        container_tag: str,
+        item: NewMemory,
+        digest: str,
+        vector: npt.NDArray[np.float32],
+        batch: Heads,
+    ) -> tuple[list[AnyEvent], WriteOutcome]:
+        """The write names the memory it corrects: the next version of that chain (or, for
+        its own latest text, a duplicate of it)."""
+        memory_id = item.supersedes
+        assert memory_id is not None
+        head = batch.get(memory_id)
+        if head is not None:
+            text, target_vector = head.text, head.vector
+        else:
+            latest = self._memories.latest(memory_id)
+            if latest is None or latest.container_tag != container_tag:
+                raise NotFound(f"no memory {memory_id!r} in container {container_tag!r}")
+            if latest.erased:
+                raise KeyDestroyed(f"memory {memory_id!r} was erased")
+            if latest.forgotten:
+                raise MemoryForgotten(f"memory {memory_id!r} is forgotten: restore it first")
+            head = _head_of(latest)
+            head = msgspec.structs.replace(head, content_hash=content_hash(latest.content or ""))
+            text = latest.content or ""
+            stored = dict(self._memories.vectors_of([latest.row_id])).get(latest.row_id)
+            target_vector = None if stored is None else unit(from_bytes(stored).reshape(1, -1))[0]
+        if item.expected_version is not None and head.version != item.expected_version:
+            raise VersionConflict(
+                f"memory {memory_id!r} is at version {head.version}, not {item.expected_version}"
+            )
+        if head.content_hash == digest:
+            return _dedup(container_tag, head.memory_id, head.version_id, head.version)
+        similarity = 0.0 if target_vector is None else float(target_vector @ vector)
+        judgement = judge(text, item.content, similarity, self._gates)
+        evidence = self._evidence(memory_id, judgement, "explicit")
+        return self._supersede(container_tag, item, vector, head, similarity, batch, evidence)
+
+    def _evidence(
+        self, subject_memory: str, judgement: Judgement, rule: Literal["automatic", "explicit"]
+    ) -> Evidence:
+        """What the event records of a judgement: the differing words sealed under the key of
+        the memory they now belong to."""
+        differing = msgspec.json.encode({"removed": judgement.removed, "added": judgement.added})
+        return Evidence(
+            rule=rule,
+            reason=judgement.reason if rule == "automatic" else "named",
+            shared_words=judgement.shared_words,
+            differing=self._sealer.seal(memory_subject(subject_memory), differing),
+        )
 
     def _supersede(
         self,
@@ -288,7 +376,8 @@ class Writes:
         head: Head,
         similarity: float,
         batch: Heads,
-    ) -> tuple[AnyEvent, WriteOutcome]:
+        evidence: Evidence,
+    ) -> tuple[list[AnyEvent], WriteOutcome]:
         version_id = new_id("ver")
         event = MemorySuperseded(
             memory_id=head.memory_id,
@@ -297,6 +386,7 @@ class Writes:
             supersedes_version_id=head.version_id,
             container_tag=container_tag,
             similarity=similarity,
+            evidence=evidence,
             **version_fields(self._sealer, memory_subject(head.memory_id), item, vector),
         )
         batch.add(
@@ -309,7 +399,7 @@ class Writes:
                 item.content,
             )
         )
-        return event, WriteOutcome(
+        return [event], WriteOutcome(
             memory_id=head.memory_id,
             version_id=version_id,
             version=head.version + 1,
@@ -320,11 +410,11 @@ class Writes:
 
 def _dedup(
     container_tag: str, memory_id: str, version_id: str, version: int
-) -> tuple[AnyEvent, WriteOutcome]:
+) -> tuple[list[AnyEvent], WriteOutcome]:
     event = MemoryDeduplicated(
         memory_id=memory_id, version_id=version_id, container_tag=container_tag
     )
-    return event, WriteOutcome(
+    return [event], WriteOutcome(
         memory_id=memory_id, version_id=version_id, version=version, status="deduplicated"
     )
 
@@ -335,10 +425,3 @@ def _live_latest(row: VersionRow) -> bool:
 
 def _head_of(row: VersionRow) -> Head:
     return Head(row.memory_id, row.version_id, row.version, "", None)
-
-
-def _shared(text: str, other: str) -> float:
-    """The share of distinct words two texts have in common (Jaccard); 1.0 for two empties."""
-    a, b = plain_words(text), plain_words(other)
-    union = len(a | b)
-    return len(a & b) / union if union else 1.0

@@ -23,6 +23,7 @@ from ..eventlog.events import (
     MemoryDeduplicated,
     MemoryEdited,
     MemoryImported,
+    MemoryLinked,
     MemorySuperseded,
     MemoryWritten,
     ProfileUpdated,
@@ -37,11 +38,12 @@ class MemoryProjection(MemoryQueries):
 
     name = "memories"
     schema = SCHEMA
-    schema_version = 2  # 2: versions.context
+    schema_version = 3  # 2: versions.context; 3: links
     folds = (
         MemoryWritten,
         MemoryDeduplicated,
         MemorySuperseded,
+        MemoryLinked,
         MemoryEdited,
         ChainForgotten,
         ChainRestored,
@@ -140,6 +142,21 @@ class MemoryProjection(MemoryQueries):
                     (event.version, event.memory_id),
                 )
                 self._insert_version(stored, event, version=event.version)
+            case MemoryLinked():
+                self._conn.execute(
+                    "INSERT INTO links VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        record.seq,
+                        event.memory_id,
+                        event.version_id,
+                        event.target_memory_id,
+                        event.target_version_id,
+                        event.similarity,
+                        event.evidence.reason,
+                        record.ts,
+                    ),
+                )
+                self._any_links = True
             case MemoryDeduplicated():
                 self._conn.execute(
                     "INSERT INTO dedups VALUES (?, ?, ?, ?, ?, ?)",
@@ -337,6 +354,8 @@ class MemoryProjection(MemoryQueries):
         """Forget every container's set; each is read again when next asked for."""
         self._live = {}
         self._live_row = {}
+        found = self._conn.execute("SELECT EXISTS (SELECT 1 FROM links)").fetchone()
+        self._any_links = bool(found[0])
 
     def _refresh_live(self, touched: set[str], born: dict[str, tuple[str, int]]) -> None:
         for memory_id, (container_tag, row_id) in born.items():

@@ -15,6 +15,7 @@ from .memory_rows import (
     VERSION_COLUMNS,
     ChainView,
     ImportRow,
+    LinkRow,
     VersionRow,
     content_hash,
     decode_version,
@@ -35,6 +36,7 @@ class MemoryQueries(SqliteProjection):
 
     _live: dict[str, set[int]]
     _live_row: dict[str, tuple[str, int]]  # memory_id -> (container, row_id)
+    _any_links: bool  # whether any ``memory.linked`` was folded: most stores have none
 
     _LIVE_SQL = (
         "SELECT v.memory_id, v.container_tag, v.row_id FROM versions v"
@@ -314,12 +316,58 @@ class MemoryQueries(SqliteProjection):
             for r in rows
         ]
 
+    def links_among(self, row_ids: Sequence[int]) -> list[tuple[int, int]]:
+        """(newer, older) pairs of the given versions whose chains are linked: the newer
+        chain may update the older one."""
+        if not self._any_links or len(row_ids) < 2:
+            return []
+        marks = ",".join("?" * len(row_ids))
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT DISTINCT n.row_id, o.row_id FROM links l"
+                " JOIN versions n ON n.memory_id = l.memory_id"
+                " JOIN versions o ON o.memory_id = l.target_memory_id"
+                f" WHERE n.row_id IN ({marks}) AND o.row_id IN ({marks})"
+                " ORDER BY n.row_id, o.row_id",
+                (*row_ids, *row_ids),
+            ).fetchall()
+        return [(newer, older) for newer, older in rows]
+
+    def links_of(self, memory_id: str) -> list[LinkRow]:
+        """The links from and to a chain, oldest first."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT * FROM links WHERE memory_id = ? OR target_memory_id = ? ORDER BY seq",
+                (memory_id, memory_id),
+            ).fetchall()
+        return [
+            LinkRow(
+                seq=r[0],
+                memory_id=r[1],
+                version_id=r[2],
+                target_memory_id=r[3],
+                target_version_id=r[4],
+                similarity=r[5],
+                reason=r[6],
+                at=r[7],
+            )
+            for r in rows
+        ]
+
     def dump(self) -> dict[str, list[tuple[object, ...]]]:
         """Every table's rows, ordered: for comparing two projections."""
         with self._lock:
             return {
                 table: self._conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
-                for table in ("chains", "versions", "vectors", "dedups", "profiles", "imports")
+                for table in (
+                    "chains",
+                    "versions",
+                    "vectors",
+                    "dedups",
+                    "profiles",
+                    "imports",
+                    "links",
+                )
             }
 
     def _versions(self, sql: str, args: Sequence[object]) -> list[VersionRow]:

@@ -5,7 +5,8 @@ Tables (documented in ``docs/projections.md`` for anyone opening ``memories.sqli
 provenance; ``row_id`` is the seq of the event that made it, and the label of the version in
 the vector and full-text indexes), ``vectors`` (each version's embedding, read back for
 diversity reordering), ``imports`` (where imported versions and documents came from),
-``dedups`` and ``meta``. A chain's versions form a gapless timeline in
+``dedups``, ``links`` (a newer memory that may update an older one: both live, the older
+marked possibly outdated) and ``meta``. A chain's versions form a gapless timeline in
 log time: ``valid_from`` inclusive, ``valid_to`` exclusive, stamped from one event.
 """
 
@@ -81,6 +82,18 @@ CREATE TABLE IF NOT EXISTS imports (
     origin_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS imports_by_source ON imports(kind, source_id);
+CREATE TABLE IF NOT EXISTS links (
+    seq INTEGER PRIMARY KEY,
+    memory_id TEXT NOT NULL,
+    version_id TEXT NOT NULL,
+    target_memory_id TEXT NOT NULL,
+    target_version_id TEXT NOT NULL,
+    similarity REAL NOT NULL,
+    reason TEXT NOT NULL,
+    at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS links_by_memory ON links(memory_id);
+CREATE INDEX IF NOT EXISTS links_by_target ON links(target_memory_id);
 CREATE TABLE IF NOT EXISTS dedups (
     seq INTEGER PRIMARY KEY,
     memory_id TEXT NOT NULL,
@@ -128,6 +141,19 @@ class ChainView(msgspec.Struct, frozen=True, kw_only=True):
     forgotten_reason: str | None
     erased: bool
     versions: list[VersionRow]
+
+
+class LinkRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A newer memory that may update an older one (``memory.linked``)."""
+
+    seq: int
+    memory_id: str  # the newer
+    version_id: str
+    target_memory_id: str  # the older
+    target_version_id: str
+    similarity: float
+    reason: str
+    at: int
 
 
 class ImportRow(msgspec.Struct, frozen=True, kw_only=True):
