@@ -286,6 +286,11 @@ class Tally:
 class StoreStats:
     turns: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
+    # how each supersede and link was decided (the judgement's reason), and how many of them
+    # took one speaker's turn for a correction of another speaker's
+    supersede_reasons: Counter[str] = field(default_factory=Counter)
+    link_reasons: Counter[str] = field(default_factory=Counter)
+    cross_speaker_supersedes: int = 0
     gold_turns: int = 0
     gold_absorbed: int = 0  # gold turns whose own text is not a live version
     ku_shared_chain: int = 0  # knowledge-update pairs whose new and old turns share a chain
@@ -335,6 +340,11 @@ def run_dataset(
     return run
 
 
+def _speaker(turn: Turn) -> object:
+    """Who said a turn: LoCoMo's speaker; LongMemEval's turns here are all the user's."""
+    return (turn.metadata or {}).get("speaker")
+
+
 def _open(data_dir: Path, args: argparse.Namespace, run: Run) -> Runtime:
     started = time.perf_counter()
     settings = Settings(
@@ -357,6 +367,7 @@ def _one_haystack(core: Core, haystack: Haystack, run: Run, args: argparse.Names
     turns_of: dict[str, dict[str, None]] = defaultdict(dict)
     version_turn: dict[str, Turn] = {}  # version id -> the turn whose text it holds
     session_of: dict[str, str] = {}
+    latest_turn: dict[str, Turn] = {}  # memory id -> the turn its latest version holds
     for session in haystack.sessions:
         for start in range(0, len(session), BATCH):
             turns = session[start : start + BATCH]
@@ -375,6 +386,15 @@ def _one_haystack(core: Core, haystack: Haystack, run: Run, args: argparse.Names
                 session_of[turn.turn_id] = turn.session
                 run.stats.statuses[outcome.status] += 1
                 run.stats.turns += 1
+                if outcome.status == "superseded":
+                    run.stats.supersede_reasons[outcome.reason or "?"] += 1
+                    run.stats.cross_speaker_supersedes += _speaker(
+                        latest_turn[outcome.memory_id]
+                    ) != _speaker(turn)
+                if outcome.possibly_updates is not None:
+                    run.stats.link_reasons[outcome.reason or "?"] += 1
+                if outcome.status != "deduplicated":
+                    latest_turn[outcome.memory_id] = turn
                 if outcome.status != "deduplicated":
                     version_turn[outcome.version_id] = turn
     run.ingest_s += time.perf_counter() - started
@@ -528,6 +548,9 @@ def report(runs: list[Run], args: argparse.Namespace, total_s: float) -> dict[st
                 "created": stats.statuses["created"],
                 "superseded": stats.statuses["superseded"],
                 "deduplicated": stats.statuses["deduplicated"],
+                "superseded_by_reason": dict(stats.supersede_reasons),
+                "linked_by_reason": dict(stats.link_reasons),
+                "superseded_across_speakers": stats.cross_speaker_supersedes,
                 "gold_turns": stats.gold_turns,
                 "gold_turns_absorbed": stats.gold_absorbed,
                 "served": stats.served,
@@ -608,6 +631,11 @@ def print_report(out: dict[str, Any]) -> None:
             f"{store['superseded']} superseded, {store['deduplicated']} deduplicated; "
             f"{store['gold_turns_absorbed']} of {store['gold_turns']} gold turns are not a "
             "live version of their own (never credited)"
+        )
+        print(
+            f"superseded by rule: {store['superseded_by_reason'] or 'none'}; linked by rule: "
+            f"{store['linked_by_reason'] or 'none'}; superseded across speakers: "
+            f"{store['superseded_across_speakers']}"
         )
         print(
             f"served items without their session date: {store['served_without_session_date']}"

@@ -101,17 +101,22 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         ]
         | None
     ) = None
-    supersede_threshold: Annotated[
-        float,
-        Meta(
-            gt=0,
-            le=1,
-            description="Cosine similarity at or above which a write becomes the next version "
-            "of the closest live memory in its container instead of a new memory, provided the "
-            "two texts also share at least half of their distinct words (see "
-            "[lifecycle.md](lifecycle.md#one-choke-point-for-writes)).",
-        ),
-    ] = 0.85
+    supersede_threshold: (
+        Annotated[
+            float,
+            Meta(
+                gt=0,
+                le=1,
+                description="Cosine similarity a write must reach to the closest live memory "
+                "in its container before the write decision may take it for that memory's "
+                "next version (it must also judge the two texts the same fact with a new "
+                "value; see [lifecycle.md](lifecycle.md#one-choke-point-for-writes)). Unset: "
+                "the gate derived for the embedder in use.",
+                extra={"default": "unset (per embedder)"},
+            ),
+        ]
+        | None
+    ) = None
     max_body_bytes: Annotated[
         int,
         Meta(

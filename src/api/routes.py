@@ -281,6 +281,7 @@ def _outcome(outcome: WriteOutcome) -> dict[str, object]:
         "status": outcome.status,
         "similarity": outcome.similarity,
         "possiblyUpdates": outcome.possibly_updates,
+        "reason": outcome.reason,
         "seq": outcome.seq,
     }
 

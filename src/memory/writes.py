@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from itertools import accumulate
 from typing import Literal, Protocol
 
 import msgspec
@@ -52,6 +53,7 @@ class WriteOutcome(msgspec.Struct, frozen=True, kw_only=True):
     similarity: float | None = None
     seq: int = 0
     possibly_updates: str | None = None  # the memory a new chain was linked to
+    reason: str | None = None  # the judgement's code, for a supersede or a link
 
 
 class NearestLive(Protocol):
@@ -78,8 +80,11 @@ class SubmittedGroups:
         self._results = results
         self._apply = apply
         self._land = land
-        # (group, container, in-flight token, the append, the outcomes without their seqs)
-        self.decided: list[tuple[int, str, object, Future[Appended], list[WriteOutcome]]] = []
+        # (group, container, in-flight token, the append, the outcomes without their seqs,
+        # how many events each outcome's write appended)
+        self.decided: list[
+            tuple[int, str, object, Future[Appended], list[WriteOutcome], list[int]]
+        ] = []
 
     def finish(self) -> list[list[WriteOutcome] | Exception]:
         """Wait until the appends are durable and applied; each group's outcomes or error."""
@@ -87,7 +92,7 @@ class SubmittedGroups:
         try:
             last = 0
             appended: list[StoredRecord] = []
-            for n, _, _, future, outcomes in self.decided:
+            for n, _, _, future, outcomes, counts in self.decided:
                 try:
                     done = future.result()
                 except Exception as exc:
@@ -96,9 +101,11 @@ class SubmittedGroups:
                 seqs = done.seqs
                 appended.extend(done.records)
                 last = max(last, seqs[-1])
+                # Each outcome's seq is that of the first event its write appended.
+                firsts = [seqs[at] for at in accumulate(counts[:-1], initial=0)]
                 results[n] = [
                     msgspec.structs.replace(o, seq=seq)
-                    for o, seq in zip(outcomes, seqs, strict=True)
+                    for o, seq in zip(outcomes, firsts, strict=True)
                 ]
             if last:
                 appended.sort(key=lambda r: r.seq)
@@ -109,7 +116,7 @@ class SubmittedGroups:
 
     def abandon(self) -> None:
         """Drop the in-flight heads (after ``finish``, or when it will never run)."""
-        for _, container_tag, token, _, _ in self.decided:
+        for _, container_tag, token, _, _, _ in self.decided:
             self._land(container_tag, token)
 
 
@@ -194,7 +201,7 @@ class Writes:
         items: Sequence[NewMemory],
         vectors: npt.NDArray[np.float32],
         actor: Actor,
-    ) -> tuple[object, Future[Appended], list[WriteOutcome]]:
+    ) -> tuple[object, Future[Appended], list[WriteOutcome], list[int]]:
         """Decide one container's writes under its lock and submit their append; the heads
         they make stay *in flight* (seen by the next decisions) until the gate lands them."""
         # Ids for the chains this batch may start, their keys already durable (made ahead,
@@ -205,6 +212,7 @@ class Writes:
             batch = self._gate.in_flight(container_tag)
             drafts: list[Draft] = []
             outcomes: list[WriteOutcome] = []
+            counts: list[int] = []
             # Under the lock: the projections must not move between this and the decisions.
             neighbours = self._nearest.nearest_many(container_tag, vectors, 4, self._at_least)
             digests = [content_hash(item.content) for item in items]
@@ -215,11 +223,12 @@ class Writes:
                 )
                 drafts.extend(Draft(actor, event) for event in events)
                 outcomes.append(outcome)
+                counts.append(len(events))
             self._fresh.give_back(unused)
             future = self._recorder.submit(drafts)
             made = {o.memory_id for o in outcomes if o.status != "deduplicated"}
             self._gate.hold(container_tag, token, future, [h for h in batch if h.memory_id in made])
-        return token, future, outcomes
+        return token, future, outcomes, counts
 
     def _decide(
         self,
@@ -281,7 +290,10 @@ class Writes:
                 )
             )
             outcome = msgspec.structs.replace(
-                outcome, possibly_updates=head.memory_id, similarity=judgement.similarity
+                outcome,
+                possibly_updates=head.memory_id,
+                similarity=judgement.similarity,
+                reason=judgement.reason,
             )
         return events, outcome
 
@@ -405,6 +417,7 @@ class Writes:
             version=head.version + 1,
             status="superseded",
             similarity=similarity,
+            reason=evidence.reason,
         )
 
 

@@ -1,0 +1,129 @@
+"""The judgement of the write decision: each rule on the pair it is for, and, on the labelled
+corpus with the real embedders, no distinct fact ever judged the same as another."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mnemolog.embedding import QUALITY_NAME, STATIC_NAME, open_embedder
+from mnemolog.memory.sameness import Gates, gates_for, judge, words
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "write_pairs"
+OPEN = Gates(same=0.0, possible=0.0)  # the rules alone, whatever the similarity
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "verdict", "reason"),
+    [
+        ("John prefers dark mode", "John prefers  dark mode.", "same", "restated"),
+        ("John prefers dark mode", "John prefers light mode", "same", "new_value"),
+        ("I live in Berlin", "I live in Munich now", "same", "marked_change"),
+        ("I have 3 cats.", "I have 4 cats.", "same", "new_quantity"),
+        ("I have a dog", "I have a dog named Rex, a beagle", "same", "more_detail"),
+        ("I like coffee", "I don't like coffee", "same", "negation"),
+        (
+            "The alpha service listens on port 5432.",
+            "The beta service listens on port 5432.",
+            "distinct",
+            "other_subject",
+        ),
+        (
+            "Room 101 is the server room",
+            "Room 102 is the server room",
+            "distinct",
+            "other_identifier",
+        ),
+        (
+            "The payments service listens on port 8080",
+            "The payments service listens on port 9090",
+            "distinct",
+            "other_identifier",
+        ),
+        (
+            "Kafka broker 1 listens on 9092.",
+            "Kafka broker 2 listens on 9093.",
+            "distinct",
+            "other_identifier",
+        ),
+        ("Gina: Thanks, Jon!", "Jon: Thanks, Gina!", "distinct", "other_subject"),
+        ("Tom speaks Spanish.", "Tom speaks Japanese.", "possible", "other_value"),
+        ("My sister lives in Paris", "My sister works in Paris", "possible", "other_value"),
+        ("Tom speaks Spanish.", "Tom speaks Japanese too.", "possible", "additive"),
+        ("Sofia once lived in Toronto.", "Sofia once lived in Sydney.", "possible", "other_value"),
+        (
+            "Alice's favourite colour is blue",
+            "Alice's favourite food is pizza",
+            "possible",
+            "several_changes",
+        ),
+    ],
+)
+def test_each_rule_on_the_pair_it_is_for(old: str, new: str, verdict: str, reason: str) -> None:
+    judgement = judge(old, new, 0.9, OPEN)
+    assert (judgement.verdict, judgement.reason) == (verdict, reason)
+
+
+def test_the_evidence_names_the_words_that_differ() -> None:
+    judgement = judge("John prefers dark mode", "John prefers light mode", 0.93, OPEN)
+    assert (judgement.removed, judgement.added) == (["dark"], ["light"])
+    assert judgement.similarity == 0.93 and judgement.shared_words == pytest.approx(3 / 5)
+
+
+def test_the_gates_keep_dissimilar_texts_apart() -> None:
+    gates = Gates(same=0.5, possible=0.75)
+    assert judge("John prefers dark mode", "John prefers light mode", 0.49, gates).verdict == (
+        "distinct"
+    )
+    unsure = ("I work from home on Fridays.", "I work from the office on Tuesdays.")
+    assert judge(*unsure, 0.8, gates).verdict == "possible"
+    assert judge(*unsure, 0.7, gates).verdict == "distinct"
+    # A text that says it is a change is linked at the lower gate.
+    marked = ("Our office is in Leeds.", "Our company now rents space in York.")
+    assert judge(*marked, 0.6, gates).verdict == "possible"
+
+
+def test_words_split_possessives_contractions_and_plain_hyphenation() -> None:
+    assert words("Nadia's rate-limited api-v2 doesn't") == [
+        "Nadia",
+        "'s",
+        "rate",
+        "limited",
+        "api-v2",
+        "does",
+        "n't",
+    ]
+
+
+def test_only_the_derived_embedders_have_gates() -> None:
+    for name in (STATIC_NAME, QUALITY_NAME):
+        assert 0 < gates_for(name).same <= gates_for(name).possible < 1
+        assert gates_for(name, 0.9).same == 0.9
+    with pytest.raises(ValueError, match="no gates"):
+        gates_for("some-other-model")
+
+
+@pytest.mark.parametrize("tier", ["fast", "quality"])
+def test_no_distinct_pair_of_the_corpus_is_judged_the_same(tier: str) -> None:
+    """Precision first: on every labelled pair, dev and holdout, a distinct fact is never
+    taken for a correction of another (it would be hidden)."""
+    pairs = [
+        json.loads(line)
+        for split in ("dev", "holdout")
+        for line in (DATA / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    embedder = open_embedder(tier, Path.home() / ".cache" / "mnemolog" / "models")
+    gates = gates_for(embedder.identity.name)
+    old = embedder.embed([p["old"] for p in pairs])
+    new = embedder.embed([p["new"] for p in pairs])
+    hidden = [
+        (p["id"], judgement.reason)
+        for p, a, b in zip(pairs, old, new, strict=True)
+        if p["label"] == "distinct"
+        and (judgement := judge(p["old"], p["new"], float(a @ b), gates)).verdict == "same"
+    ]
+    assert hidden == []
+    duplicates = [p for p in pairs if p["label"] == "duplicate"]
+    assert all(judge(p["old"], p["new"], 1.0, gates).verdict == "same" for p in duplicates)
