@@ -68,12 +68,13 @@ class Evidence(msgspec.Struct, frozen=True, kw_only=True):
     """Why a write was taken for a new version of another memory, or linked to it.
 
     ``rule``: ``automatic`` (the write decision judged the two texts; ``reason`` is its stable
-    code) or ``explicit`` (the write named the memory it corrects). ``differing`` holds the
+    code), ``explicit`` (the write named the memory it corrects) or ``imported`` (an export
+    file stated it; ``reason`` is the one it gives). ``differing`` holds the
     words of each text the other lacks (``{"removed": [...], "added": [...]}``, JSON), sealed
     under the newer memory's key like its content.
     """
 
-    rule: Literal["automatic", "explicit"]
+    rule: Literal["automatic", "explicit", "imported"]
     reason: str
     shared_words: float | None = None
     differing: Sealed | None = None

@@ -133,3 +133,9 @@ class Ingest:
             if seqs:
                 self._recorder.apply(max(seqs))
         return results
+
+    def import_links(self, container_tag: str, events: Sequence[AnyEvent], actor: Actor) -> int:
+        """Append the links an import restores (``memory.linked``), atomically; the seq of the
+        first."""
+        with self._gate.lock(container_tag):
+            return self._recorder.record([Draft(actor, e) for e in events]).seqs[0]

@@ -14,7 +14,7 @@ import msgspec
 
 from ..clock import iso
 from ..memory import ChainView, DocumentProjection, DocumentRow, ImportRow, MemoryProjection
-from .format import Chain, Document, Export, Profile, Provenance, Version
+from .format import Chain, Document, Export, Link, Profile, Provenance, Version
 
 _PAGE = 500
 
@@ -32,6 +32,13 @@ def export(
         if view is None or view.erased:  # erased since the ids were listed
             continue
         chain = _chain(view, memories.imports_of("memory", memory_id))
+        links = [
+            Link(id=link.target_memory_id, similarity=link.similarity, reason=link.reason)
+            for link in memories.links_of(memory_id)
+            if link.memory_id == memory_id
+        ]
+        if chain is not None and links:
+            chain = msgspec.structs.replace(chain, possibly_updates=links)
         if chain is not None:
             chains.append(chain)
     profiles = [

@@ -53,6 +53,14 @@ class Version(_Doc, frozen=True, kw_only=True):
     context: Content | msgspec.UnsetType = msgspec.UNSET
 
 
+class Link(_Doc, frozen=True, kw_only=True):
+    """A chain of the file this chain may update (``memory.linked``)."""
+
+    id: Id
+    similarity: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)]
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+
+
 class Chain(_Doc, frozen=True, kw_only=True):
     id: Id
     container_tag: Tag
@@ -61,6 +69,11 @@ class Chain(_Doc, frozen=True, kw_only=True):
     forgotten_at: str | None = None
     forgotten_reason: Fact | None = None
     versions: Annotated[list[Version], msgspec.Meta(min_length=1, max_length=10_000)]
+    # Unset, not empty, when there are none: a chain without links encodes (and digests) as
+    # it did before the field existed.
+    possibly_updates: Annotated[list[Link], msgspec.Meta(max_length=1000)] | msgspec.UnsetType = (
+        msgspec.UNSET
+    )
 
 
 class Profile(_Doc, frozen=True, kw_only=True):

@@ -25,7 +25,14 @@ import numpy.typing as npt
 from ..embedding.port import Embedder, embed_bytes
 from ..errors import EmbedderError, InvalidInput, KeyDestroyed
 from ..eventlog import Actor, AnyEvent, EventLog, KeyStore, Sealer
-from ..eventlog.events import DocumentImported, ImportedChain, ImportOrigin, MemoryImported
+from ..eventlog.events import (
+    DocumentImported,
+    Evidence,
+    ImportedChain,
+    ImportOrigin,
+    MemoryImported,
+    MemoryLinked,
+)
 from ..eventlog.subjects import container_subject, document_subject, memory_subject
 from ..memory import Chains, DocumentProjection, Ingest, MemoryProjection
 from .format import (
@@ -106,6 +113,7 @@ class Importer:
             planned = self._plan(envelope.memories, results)
             embed_failures = self._embed(planned)
             self._write_chains(planned, actor, results)
+            self._write_links(planned, actor, results)
             memories = [results[i] for i in range(len(envelope.memories))]
             documents = [self._document(i, raw, actor) for i, raw in enumerate(envelope.documents)]
             profiles = [self._profile(i, raw, actor) for i, raw in enumerate(envelope.profiles)]
@@ -240,6 +248,48 @@ class Importer:
                     id=event.memory_id,
                     versions=len(outcome.records),
                 )
+
+    def _write_links(
+        self, planned: list[_Planned], actor: Actor, results: dict[int, ItemResult]
+    ) -> None:
+        """The links of the chains imported now, to chains of the file that are in the store
+        (imported now or before, or there already), in the same container."""
+        in_store = {
+            r.source_id: r.id
+            for r in results.values()
+            if r.source_id is not None
+            and r.id is not None
+            and (r.status == "imported" or r.reason in ("already_imported", "exists"))
+        }
+        by_container: dict[str, list[AnyEvent]] = {}
+        for plan in planned:
+            chain = plan.checked.chain
+            result = results[plan.index]
+            if result.status != "imported" or result.id is None:
+                continue
+            if isinstance(chain.possibly_updates, msgspec.UnsetType):
+                continue
+            newer = self._memories.latest(result.id)
+            for link in chain.possibly_updates:
+                target = in_store.get(link.id)
+                older = None if target is None else self._memories.latest(target)
+                if newer is None or older is None or older.erased:
+                    continue
+                if older.container_tag != newer.container_tag or older.memory_id == newer.memory_id:
+                    continue
+                by_container.setdefault(newer.container_tag, []).append(
+                    MemoryLinked(
+                        memory_id=newer.memory_id,
+                        version_id=newer.version_id,
+                        target_memory_id=older.memory_id,
+                        target_version_id=older.version_id,
+                        container_tag=newer.container_tag,
+                        similarity=link.similarity,
+                        evidence=Evidence(rule="imported", reason=link.reason),
+                    )
+                )
+        for container_tag, events in by_container.items():
+            self._ingest.import_links(container_tag, events, actor)
 
     def _events(self, plan: _Planned, memory_id: str) -> list[AnyEvent]:
         checked = plan.checked

@@ -126,6 +126,33 @@ def test_a_second_import_is_a_no_op(store: Store, other: Store) -> None:
     assert own["imported"] == 0 and {m["reason"] for m in own["memories"]} == {"exists"}
 
 
+def test_links_between_chains_are_exported_and_imported(store: Store, other: Store) -> None:
+    (older,) = store.write("links", "Kim keeps her bike at the station.")
+    (newer,) = store.write("links", "Kim keeps her bike in the shed behind the house.")
+    assert newer["possiblyUpdates"] == older["id"], newer
+    exported = store.export(containerTag="links")
+    by_id = {c["id"]: c for c in exported["memories"]}
+    (link,) = by_id[newer["id"]]["possiblyUpdates"]
+    assert link["id"] == older["id"] and link["reason"] == newer["reason"]
+    assert "possiblyUpdates" not in by_id[older["id"]]  # absent, not empty
+
+    body = other.import_(exported).json()
+    new_ids = {m["sourceId"]: m["id"] for m in body["memories"]}
+    chain = other.client.get(f"/memories/{new_ids[newer['id']]}").json()
+    assert [x["id"] for x in chain["possiblyUpdates"]] == [new_ids[older["id"]]]
+    # A second import restores nothing more, links included.
+    before = head(other)
+    assert other.import_(exported).json()["imported"] == 0
+    assert head(other) == before
+    again = {c["id"]: c for c in other.export(containerTag="links")["memories"]}
+    assert again[new_ids[newer["id"]]]["possiblyUpdates"][0]["id"] == new_ids[older["id"]]
+    results = other.client.post(
+        "/search", json={"q": "where does Kim keep her bike", "containerTag": "links"}
+    ).json()["results"]
+    assert [r["id"] for r in results] == [new_ids[newer["id"]], new_ids[older["id"]]]
+    assert results[1]["possiblyOutdatedBy"] == [new_ids[newer["id"]]]
+
+
 def test_erased_memories_never_come_back(store: Store, other: Store) -> None:
     ids = populate(store)
     exported = store.export()
