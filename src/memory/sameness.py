@@ -69,6 +69,10 @@ FUNCTION_WORDS = frozenset(
     is are was were be been being am has have had do does did will would shall should
     can could may might must 's 're 've 'd 'll""".split()  # noqa: SIM905
 )
+# The function words that come right after a sentence's subject.
+AUXILIARIES = frozenset(
+    "is are was were am has have had will would can could does did 's".split()  # noqa: SIM905
+)
 # Pronouns that are a sentence's subject by themselves.
 SUBJECT_PRONOUNS = frozenset("i we he she they you it".split())  # noqa: SIM905
 NEGATIONS = frozenset("not no never n't".split())  # noqa: SIM905
@@ -92,13 +96,13 @@ CHANGE_WORDS = frozenset(
 CHANGE_PHRASES = (("these", "days"), ("any", "more"), ("from", "now", "on"), ("no", "longer"))
 # Words by which a text adds to what was true before: never a replacement.
 ADDITIVE_WORDS = frozenset("also too additionally another besides".split())  # noqa: SIM905
-# Predicates that hold one value at a time: a new value replaces the old one.
+# Predicates that hold one value at a time: a new value replaces the old one. (Not "called"
+# or "named": a name tells one thing from another, as an identifier does.)
 SINGLE_VALUED = frozenset(
     """prefer prefers preferred favourite favorite favourites live lives living based
     located address works work job title role salary earns costs cost price charges rent
-    age old due deadline expires starts ends begins appointment scheduled meeting married
-    manager lead leads owner owns maintains maintained default called named status weighs
-    tall height timezone""".split()  # noqa: SIM905
+    age old due deadline expires starts ends begins scheduled married manager lead leads
+    owner owns maintains maintained default status weighs tall height timezone""".split()  # noqa: SIM905
 )
 CALENDAR_WORDS = frozenset(
     """january february march april may june july august september october november december
@@ -181,7 +185,11 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     if _identity_replaced(regions, a_words, b_words):
         return unsure("other_identifier") if marked else verdict("distinct", "other_identifier")
     first = regions[0]
-    if _subject(a) != _subject(b) or (first[0] == "replace" and not _anchored(a[: first[1]])):
+    if (
+        _subject(a) != _subject(b)
+        or (first[0] == "replace" and not _anchored(a[: first[1]]))
+        or _subject_head_changed(a, first)
+    ):
         return unsure("other_subject") if marked else verdict("distinct", "other_subject")
     if similarity < gates.same:
         return unsure("close")
@@ -243,6 +251,15 @@ def _opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]
     return merged
 
 
+def _subject_head_changed(a: list[str], region: tuple[str, int, int, int, int]) -> bool:
+    """A change right before the text's first verb-like function word, with none before it,
+    is the head of its subject ("Meeting room Velaro is ..." / "Meeting room Quintos is ...")."""
+    tag, i1, i2, _, _ = region
+    if tag != "replace" or i2 >= len(a) or a[i2] not in AUXILIARIES:
+        return False
+    return not any(w in FUNCTION_WORDS for w in a[:i1])
+
+
 def _is_content(word: str) -> bool:
     return word not in FUNCTION_WORDS or word in SUBJECT_PRONOUNS
 
@@ -273,11 +290,14 @@ def _identity_replaced(
 
 
 def _has_identity(text: list[str], start: int, end: int) -> bool:
+    """An identifier, or a number or a name right after a noun of numbered or named things
+    ("port 8080", "room Velaro")."""
     for at in range(start, end):
         word = text[at]
         if _looks_like_identifier(word):
             return True
-        if any(c.isdigit() for c in word) and at > 0 and text[at - 1].lower() in IDENTITY_NOUNS:
+        after_noun = at > 0 and text[at - 1].lower() in IDENTITY_NOUNS
+        if after_noun and (any(c.isdigit() for c in word) or word[:1].isupper()):
             return True
     return False
 
