@@ -51,7 +51,8 @@ class _LazyGroup(click.Group):
     ``verify-log`` stays light."""
 
     lazy: ClassVar[dict[str, tuple[str, str]]] = {
-        "replay": ("mnemolog.replay.command", "replay_command")
+        "replay": ("mnemolog.replay.command", "replay_command"),
+        "review-supersedes": ("mnemolog.replay.review", "review_command"),
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -1,0 +1,83 @@
+"""``mnemolog review-supersedes`` over a store holding what the earlier rule made: it lists the
+supersedes that hid another thing's fact, and only those."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from mnemolog.cli import main
+from mnemolog.eventlog import Actor, Draft
+from mnemolog.eventlog.events import Evidence, MemorySuperseded
+from mnemolog.eventlog.subjects import memory_subject
+from mnemolog.memory import NewMemory
+from mnemolog.runtime import Runtime
+from mnemolog.settings import Settings
+
+ACTOR = Actor(agent_id="agent-review", protocol="rest")
+
+
+def supersede(
+    runtime: Runtime, tag: str, memory_id: str, text: str, evidence: Evidence | None
+) -> None:
+    """A ``memory.superseded`` as an earlier build wrote it (no evidence), or a named one."""
+    latest = runtime.core.memories.latest(memory_id)
+    assert latest is not None
+    event = MemorySuperseded(
+        memory_id=memory_id,
+        version_id=f"ver_{memory_id}_{latest.version + 1}",
+        version=latest.version + 1,
+        supersedes_version_id=latest.version_id,
+        container_tag=tag,
+        content=runtime.sealer.seal_text(memory_subject(memory_id), text),
+        similarity=0.93,
+        evidence=evidence,
+    )
+    runtime.core.record([Draft(ACTOR, event)])
+
+
+def test_the_supersedes_that_hid_another_fact_are_listed(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    runtime = Runtime(Settings(data_dir=data_dir, embedder="fast"))
+    try:
+        write = runtime.core.writes.write
+        alpha, mode, keys, gone = (
+            o.memory_id
+            for o in write(
+                "t",
+                [
+                    NewMemory(content="The alpha service listens on port 5432."),
+                    NewMemory(content="John prefers dark mode."),
+                    NewMemory(content="The spare keys are in the drawer."),
+                    NewMemory(content="Room 101 is the server room."),
+                ],
+                ACTOR,
+            )
+        )
+        supersede(runtime, "t", alpha, "The beta service listens on port 5432.", None)
+        supersede(runtime, "t", mode, "John prefers light mode.", None)  # a real correction
+        named = Evidence(rule="explicit", reason="named")
+        supersede(runtime, "t", keys, "Ask Sam for the keys.", named)  # asked for
+        supersede(runtime, "t", gone, "Room 102 is the server room.", None)
+        runtime.core.chains.erase(gone, ACTOR)  # nothing left to judge
+    finally:
+        runtime.close()
+
+    result = CliRunner().invoke(main, ["review-supersedes", "--data-dir", str(data_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    review = json.loads(result.output)
+    assert (review["automatic"], review["unreadable"]) == (3, 1)
+    (finding,) = review["findings"]
+    assert finding["memory_id"] == alpha and finding["version"] == 2
+    assert finding["older"] == "The alpha service listens on port 5432."
+    assert (finding["verdict"], finding["reason"]) == ("distinct", "other_subject")
+
+    text = CliRunner().invoke(main, ["review-supersedes", "--data-dir", str(data_dir)])
+    assert "hid:  The alpha service listens on port 5432." in text.output
+    assert "1 of 3 automatic supersedes would not be made today" in text.output
+    other = CliRunner().invoke(
+        main, ["review-supersedes", "--data-dir", str(data_dir), "--container", "x"]
+    )
+    assert "0 of 0 automatic supersedes" in other.output
