@@ -233,6 +233,33 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "heuristic extractor is used instead.",
         ),
     ] = False
+    arbitration: Annotated[
+        bool,
+        Meta(
+            description="Put a pair the write decision is unsure of (a new memory that may "
+            "update a close older one) to the upstream model: same fact, update or different "
+            "facts. An update or the same fact supersedes, different facts are kept unlinked; "
+            "any failure keeps both, linked. Needs `MNEMOLOG_UPSTREAM_BASE_URL`; each such "
+            "write waits for the model (see [lifecycle.md](lifecycle.md#arbitration)).",
+        ),
+    ] = False
+    arbitration_timeout: Annotated[
+        float,
+        Meta(gt=0, le=60, description="Seconds the write decision waits for the model's ruling."),
+    ] = 3.0
+    arbitration_model: (
+        Annotated[
+            str,
+            Meta(
+                min_length=1,
+                max_length=256,
+                description="The model named in arbitration requests. Unset: the first of "
+                "the upstream's `/models`.",
+                extra={"default": "unset"},
+            ),
+        ]
+        | None
+    ) = None
     events_heartbeat_seconds: Annotated[
         float,
         Meta(

@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 
 from .. import __version__
 from ..proxy import Capture, RecallTool, Services, Upstream, proxy_routes
+from ..proxy.arbiter import UpstreamArbiter
 from ..runtime import Runtime
 from .audit_routes import audit_routes
 from .errors import install_error_handlers
@@ -26,6 +27,9 @@ def create_app(runtime: Runtime) -> HotRoutes:
     """The ASGI application: the hot routes (``hot.py``) in front of the FastAPI app."""
     settings = runtime.settings
     upstream = Upstream(settings)
+    # Unsure pairs of the write decision put to the upstream model, when the user asked for it.
+    arbiter = UpstreamArbiter(settings) if settings.arbitration and upstream.configured else None
+    runtime.core.writes.arbiter = arbiter
     # Writes wait on these threads for their durable append: enough of them that concurrent
     # writers queue in the write combiner (and share a batch), not for a thread.
     executor = ThreadPoolExecutor(max_workers=API_THREADS, thread_name_prefix="mnemolog-api")
@@ -35,6 +39,8 @@ def create_app(runtime: Runtime) -> HotRoutes:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         await upstream.aclose()
+        if arbiter is not None:
+            arbiter.close()
         executor.shutdown(wait=True)
         # Here, not after uvicorn returns: on SIGTERM uvicorn re-raises the signal once it
         # has shut down, which would end the process before the indexes are saved.

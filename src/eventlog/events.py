@@ -68,13 +68,14 @@ class Evidence(msgspec.Struct, frozen=True, kw_only=True):
     """Why a write was taken for a new version of another memory, or linked to it.
 
     ``rule``: ``automatic`` (the write decision judged the two texts; ``reason`` is its stable
-    code), ``explicit`` (the write named the memory it corrects) or ``imported`` (an export
-    file stated it; ``reason`` is the one it gives). ``differing`` holds the
+    code), ``explicit`` (the write named the memory it corrects), ``imported`` (an export
+    file stated it; ``reason`` is the one it gives) or ``arbiter`` (a local model ruled on a
+    pair the write decision was unsure of; see ``memory.arbitrated``). ``differing`` holds the
     words of each text the other lacks (``{"removed": [...], "added": [...]}``, JSON), sealed
     under the newer memory's key like its content.
     """
 
-    rule: Literal["automatic", "explicit", "imported"]
+    rule: Literal["automatic", "explicit", "imported", "arbiter"]
     reason: str
     shared_words: float | None = None
     differing: Sealed | None = None
@@ -110,6 +111,21 @@ class MemoryLinked(Event, frozen=True, kw_only=True, tag="memory.linked"):
     container_tag: str
     similarity: float
     evidence: Evidence
+
+
+class MemoryArbitrated(Event, frozen=True, kw_only=True, tag="memory.arbitrated"):
+    """A local model was asked whether a new memory is the same fact as, an update of, or a
+    different fact from an older one the write decision was unsure of; appended with the write
+    it decided. ``ruling`` None: no usable answer (``failure`` says why), both were kept."""
+
+    container_tag: str
+    memory_id: str  # the older memory, put to the model
+    version_id: str  # the new version the write made (of that chain, or of a new one)
+    ruling: Literal["same", "update", "different"] | None
+    answer: Sealed | None = None  # the model's words, sealed under the container's key
+    model: str | None = None
+    failure: str | None = None
+    latency_ms: float = 0.0
 
 
 class MemoryEdited(Event, frozen=True, kw_only=True, tag="memory.edited"):
@@ -360,6 +376,7 @@ AnyEvent: TypeAlias = (
     | MemoryDeduplicated
     | MemorySuperseded
     | MemoryLinked
+    | MemoryArbitrated
     | MemoryEdited
     | ChainForgotten
     | ChainRestored
@@ -382,6 +399,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     MemoryDeduplicated,
     MemorySuperseded,
     MemoryLinked,
+    MemoryArbitrated,
     MemoryEdited,
     ChainForgotten,
     ChainRestored,

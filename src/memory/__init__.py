@@ -23,9 +23,10 @@ from .render import (
     render_memories,
     render_profile,
 )
+from .submitted import WriteOutcome
 from .versions import NewMemory
 from .world import MemoriesAt, World
-from .writes import WriteOutcome, Writes
+from .writes import Writes
 
 __all__ = [
     "MEMORIES_RENDERER",

@@ -26,8 +26,8 @@ from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import VersionRow
 from .gate import Gate
 from .record import Recorder
+from .submitted import WriteOutcome
 from .versions import NewMemory, new_id, version_fields
-from .writes import WriteOutcome
 
 
 class Chains:

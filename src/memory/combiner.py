@@ -23,8 +23,8 @@ from typing import Protocol
 
 from ..errors import CALLER_ERRORS
 from ..eventlog import Actor
+from .submitted import WriteOutcome
 from .versions import NewMemory
-from .writes import WriteOutcome
 
 MAX_ITEMS = 512  # memories in one combined batch
 

@@ -12,9 +12,8 @@ the projections plus the heads still in flight.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future
-from itertools import accumulate
 from typing import Literal, Protocol
 
 import msgspec
@@ -23,37 +22,30 @@ import numpy.typing as npt
 
 from ..embedding.port import Embedder, from_bytes
 from ..errors import KeyDestroyed, MemoryForgotten, NotFound, VersionConflict
-from ..eventlog import Actor, Appended, Draft, Sealer, StoredRecord
+from ..eventlog import Actor, Appended, Draft, Sealer
 from ..eventlog.events import (
     AnyEvent,
     Evidence,
+    MemoryArbitrated,
     MemoryDeduplicated,
     MemoryLinked,
     MemorySuperseded,
     MemoryWritten,
 )
-from ..eventlog.subjects import memory_subject
+from ..eventlog.subjects import container_subject, memory_subject
 from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import VersionRow, content_hash
 from ..projections.vector_exact import unit
+from .arbiter import Arbiter, Arbitration
 from .fresh_ids import FreshIds
 from .gate import Gate, Head, Heads
 from .record import Recorder
 from .sameness import Gates, Judgement, judge
+from .submitted import SubmittedGroups, WriteOutcome
 from .versions import NewMemory, new_id, version_fields
 
-Status = Literal["created", "superseded", "deduplicated"]
-
-
-class WriteOutcome(msgspec.Struct, frozen=True, kw_only=True):
-    memory_id: str
-    version_id: str
-    version: int
-    status: Status
-    similarity: float | None = None
-    seq: int = 0
-    possibly_updates: str | None = None  # the memory a new chain was linked to
-    reason: str | None = None  # the judgement's code, for a supersede or a link
+# A candidate judged: the chain head, the judgement, and the head's text.
+_Judged = tuple[Head, Judgement, str]
 
 
 class NearestLive(Protocol):
@@ -65,59 +57,6 @@ class NearestLive(Protocol):
         """For each vector, the ``k`` best (row id, cosine similarity) pairs with a similarity
         of ``at_least`` or more, best first."""
         ...
-
-
-class SubmittedGroups:
-    """Writes decided and submitted by ``Writes.submit_groups``, not yet durable."""
-
-    def __init__(
-        self,
-        results: list[list[WriteOutcome] | Exception],
-        *,
-        apply: Callable[[int, Sequence[StoredRecord]], object],
-        land: Callable[[str, object], None],
-    ) -> None:
-        self._results = results
-        self._apply = apply
-        self._land = land
-        # (group, container, in-flight token, the append, the outcomes without their seqs,
-        # how many events each outcome's write appended)
-        self.decided: list[
-            tuple[int, str, object, Future[Appended], list[WriteOutcome], list[int]]
-        ] = []
-
-    def finish(self) -> list[list[WriteOutcome] | Exception]:
-        """Wait until the appends are durable and applied; each group's outcomes or error."""
-        results = self._results
-        try:
-            last = 0
-            appended: list[StoredRecord] = []
-            for n, _, _, future, outcomes, counts in self.decided:
-                try:
-                    done = future.result()
-                except Exception as exc:
-                    results[n] = exc
-                    continue
-                seqs = done.seqs
-                appended.extend(done.records)
-                last = max(last, seqs[-1])
-                # Each outcome's seq is that of the first event its write appended.
-                firsts = [seqs[at] for at in accumulate(counts[:-1], initial=0)]
-                results[n] = [
-                    msgspec.structs.replace(o, seq=seq)
-                    for o, seq in zip(outcomes, firsts, strict=True)
-                ]
-            if last:
-                appended.sort(key=lambda r: r.seq)
-                self._apply(last, appended)
-        finally:
-            self.abandon()
-        return results
-
-    def abandon(self) -> None:
-        """Drop the in-flight heads (after ``finish``, or when it will never run)."""
-        for _, container_tag, token, _, _, _ in self.decided:
-            self._land(container_tag, token)
 
 
 class Writes:
@@ -141,6 +80,8 @@ class Writes:
         self._embedder = embedder
         self._nearest = nearest
         self._gates = gates
+        # A local model asked about unsure pairs, when the user turned arbitration on.
+        self.arbiter: Arbiter | None = None
         # Neighbours under both gates are never judged: not asked for.
         self._at_least = min(gates.same, gates.possible)
 
@@ -257,11 +198,24 @@ class Writes:
             self._judged(item, vector, near, batch) if item.auto_supersede else (None, None)
         )
         if same is not None:
-            head, judgement = same
+            head, judgement, _ = same
             evidence = self._evidence(head.memory_id, judgement, "automatic")
             return self._supersede(
                 container_tag, item, vector, head, judgement.similarity, batch, evidence
             )
+        arbitration: Arbitration | None = None
+        if possible is not None and self.arbiter is not None:
+            head, judgement, text = possible
+            arbitration = self.arbiter.arbitrate(text, item.content)
+            if arbitration.ruling in ("same", "update"):
+                evidence = self._evidence(
+                    head.memory_id, judgement, "arbiter", f"arbiter_{arbitration.ruling}"
+                )
+                made, outcome = self._supersede(
+                    container_tag, item, vector, head, judgement.similarity, batch, evidence
+                )
+                ruled = self._arbitrated(container_tag, head, outcome.version_id, arbitration)
+                return [*made, ruled], outcome
         memory_id = fresh_ids.pop()
         version_id = new_id("ver")
         events: list[AnyEvent] = [
@@ -276,8 +230,13 @@ class Writes:
         outcome = WriteOutcome(
             memory_id=memory_id, version_id=version_id, version=1, status="created"
         )
+        if possible is not None and arbitration is not None:
+            head = possible[0]
+            events.append(self._arbitrated(container_tag, head, version_id, arbitration))
+            if arbitration.ruling == "different":
+                return events, outcome  # both hold, the model says: not linked
         if possible is not None:
-            head, judgement = possible
+            head, judgement, _ = possible
             events.append(
                 MemoryLinked(
                     memory_id=memory_id,
@@ -303,7 +262,7 @@ class Writes:
         vector: npt.NDArray[np.float32],
         near: list[tuple[int, float]],
         batch: Heads,
-    ) -> tuple[tuple[Head, Judgement] | None, tuple[Head, Judgement] | None]:
+    ) -> tuple[_Judged | None, _Judged | None]:
         """The live chain heads close to ``item`` (in the projection, and decided earlier but
         not applied yet), judged most similar first: the first judged the same fact (to
         supersede) and, failing that, the first that it may update (to link)."""
@@ -319,13 +278,13 @@ class Writes:
         if pending is not None:
             candidates.append((pending[1], pending[0], pending[0].text))
         candidates.sort(key=lambda c: -c[0])  # stable: the projection's first among equals
-        possible: tuple[Head, Judgement] | None = None
+        possible: _Judged | None = None
         for similarity, head, text in candidates:
             judgement = judge(text, item.content, similarity, self._gates)
             if judgement.verdict == "same":
-                return (head, judgement), None
+                return (head, judgement, text), None
             if judgement.verdict == "possible" and possible is None:
-                possible = (head, judgement)
+                possible = (head, judgement, text)
         return None, possible
 
     def _explicit(
@@ -367,15 +326,38 @@ class Writes:
         evidence = self._evidence(memory_id, judgement, "explicit")
         return self._supersede(container_tag, item, vector, head, similarity, batch, evidence)
 
+    def _arbitrated(
+        self, container_tag: str, head: Head, version_id: str, arbitration: Arbitration
+    ) -> MemoryArbitrated:
+        """The event of a model's ruling on a pair: its words sealed like conversation text."""
+        answer = arbitration.answer
+        return MemoryArbitrated(
+            container_tag=container_tag,
+            memory_id=head.memory_id,
+            version_id=version_id,
+            ruling=arbitration.ruling,
+            answer=None
+            if answer is None
+            else self._sealer.seal_text(container_subject(container_tag), answer),
+            model=arbitration.model,
+            failure=arbitration.failure,
+            latency_ms=arbitration.latency_ms,
+        )
+
     def _evidence(
-        self, subject_memory: str, judgement: Judgement, rule: Literal["automatic", "explicit"]
+        self,
+        subject_memory: str,
+        judgement: Judgement,
+        rule: Literal["automatic", "explicit", "arbiter"],
+        reason: str | None = None,
     ) -> Evidence:
         """What the event records of a judgement: the differing words sealed under the key of
         the memory they now belong to."""
         differing = msgspec.json.encode({"removed": judgement.removed, "added": judgement.added})
+        default = judgement.reason if rule == "automatic" else "named"
         return Evidence(
             rule=rule,
-            reason=judgement.reason if rule == "automatic" else "named",
+            reason=default if reason is None else reason,
             shared_words=judgement.shared_words,
             differing=self._sealer.seal(memory_subject(subject_memory), differing),
         )
