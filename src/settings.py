@@ -197,9 +197,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         Meta(
             ge=0,
             le=10,
-            description="The runaway cap: how many `searchMemory` rounds one turn may take (0 "
-            "offers no tool). The call after the last round is made without the tool, so the "
-            "model has to answer.",
+            description="The runaway cap: how many memory rounds (`searchMemory`, and "
+            "`saveMemory` when offered) one turn may take (0 offers no tool). The call after "
+            "the last round is made without the tools, so the model has to answer.",
         ),
     ] = 2
     proxy_recall_limit: Annotated[
@@ -218,6 +218,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "without memory (and its trace says so).",
         ),
     ] = 5.0
+    proxy_save_tool: Annotated[
+        bool,
+        Meta(
+            description="Offer the model a `saveMemory` tool beside `searchMemory`, so it can "
+            "save a fact the user states or correct a memory it was shown, through the write "
+            "decision (see [proxy.md](proxy.md#saving-memories)). Its writes share "
+            "`MNEMOLOG_PROXY_RECALL_TIMEOUT` and the runaway cap.",
+        ),
+    ] = False
     capture: Annotated[
         bool,
         Meta(

@@ -223,6 +223,9 @@ def turn_json(core: Core, trace: TurnTrace) -> dict[str, object]:
                 "recallIds": r.recall_ids,
                 "results": r.results,
                 "error": r.error,
+                "saveCalls": r.save_calls,
+                "saved": r.saved,
+                "saveReplaces": r.save_replaces,
             }
             for r, args in zip(turn.rounds, trace.arguments, strict=True)
         ],

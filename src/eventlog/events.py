@@ -276,6 +276,12 @@ class ProxyRound(msgspec.Struct, frozen=True, kw_only=True):
     recall_ids: list[str] = []
     results: int = 0
     error: str | None = None  # a reason code: recall_failed, recall_timeout, bad_arguments...
+    # saveMemory calls (counted in memory_calls too), the version ids they wrote or found,
+    # and the number each named in ``replaces`` (None: none, or unreadable). Their text is
+    # not kept here: it is in the written memory's own event, erased with it.
+    save_calls: int = 0
+    saved: list[str] = []
+    save_replaces: list[int | None] = []
 
 
 class ProxyTurn(Event, frozen=True, kw_only=True, tag="proxy.turn"):

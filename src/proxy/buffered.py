@@ -39,8 +39,7 @@ async def run_buffered(turn: Turn) -> dict[str, Any]:
         raw_content = message.get("content")
         content = raw_content if isinstance(raw_content, str) else ""
         calls = calls_of_message(message)
-        memory = [c for c in calls if c.is_memory and turn.memory_active]
-        client = [c for c in calls if not (c.is_memory and turn.memory_active)]
+        memory, client = turn.split(calls)
         turn.add_usage(completion.get("usage"))
         if memory and turn.offers_tool:
             turn.record_round(

@@ -2,9 +2,10 @@
 
 Nothing is sent to the client until the round's nature is known: the first piece of answer
 text makes it an answer, and from then on text streams through as it arrives; tool-call deltas
-are gathered until the upstream's stream ends. Then calls of ``searchMemory`` start a memory
-round (whose answer streams on in the same response) and the client's own calls are sent
-whole, each with its index, under ``finish_reason: tool_calls``.
+are gathered until the upstream's stream ends. Then memory calls (``searchMemory``, and
+``saveMemory`` when it is on) start a memory round (whose answer streams on in the same
+response) and the client's own calls are sent whole, each with its index, under
+``finish_reason: tool_calls``.
 """
 
 from __future__ import annotations
@@ -106,8 +107,7 @@ async def run_streamed(turn: Turn) -> AsyncGenerator[bytes]:
                 yield error_event(exc.code, str(exc))
                 return
             calls = state.calls.finished()
-            memory = [c for c in calls if c.is_memory and turn.memory_active]
-            client = [c for c in calls if not (c.is_memory and turn.memory_active)]
+            memory, client = turn.split(calls)
             turn.add_usage(state.usage)
             if memory and turn.offers_tool:
                 turn.record_round(body, started, status=status, decision="memory", calls=calls)

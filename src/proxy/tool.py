@@ -1,11 +1,16 @@
-"""The ``searchMemory`` tool the proxy offers, and the request bodies it sends upstream."""
+"""The tools the proxy offers (``searchMemory``, and ``saveMemory`` when it is on), their
+arguments, and the request bodies it sends upstream."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import msgspec
+
 SEARCH_MEMORY = "searchMemory"
+SAVE_MEMORY = "saveMemory"
+MAX_SAVE_CHARS = 2000
 
 SEARCH_MEMORY_TOOL: dict[str, Any] = {
     "type": "function",
@@ -24,27 +29,85 @@ SEARCH_MEMORY_TOOL: dict[str, Any] = {
 }
 
 
+# The schema says only what every server's grammar takes (no length bounds: llama.cpp would
+# expand a maxLength of 2000 into a grammar rule per character); the bounds are checked here.
+SAVE_MEMORY_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": SAVE_MEMORY,
+        "description": (
+            "Save a fact about the user to their long-term memory. Call it when the user tells"
+            " you something new about themselves worth remembering, or corrects something they"
+            " told you before. When the user corrects a memory that searchMemory showed you,"
+            " pass that memory's number as replaces, so the old one is replaced."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "content": {
+                    "type": "string",
+                    "description": (
+                        "the fact, as one short sentence that stands on its own"
+                        " (for example: John prefers light mode)"
+                    ),
+                },
+                "replaces": {
+                    "type": "integer",
+                    "description": (
+                        "the number of the memory this corrects, as listed in the last"
+                        " searchMemory result; leave it out for a new fact"
+                    ),
+                },
+            },
+            "required": ["content"],
+        },
+    },
+}
+
+
 class BadArguments(ValueError):
-    """The model's ``searchMemory`` arguments are not usable."""
+    """The model's ``searchMemory`` or ``saveMemory`` arguments are not usable."""
 
 
 def search_query(arguments: str) -> str:
     """The query of a ``searchMemory`` call, from its JSON arguments."""
-    try:
-        parsed = json.loads(arguments) if arguments.strip() else None
-    except ValueError as exc:
-        raise BadArguments("the arguments are not JSON") from exc
-    if not isinstance(parsed, dict):
-        raise BadArguments("the arguments are not a JSON object")
-    query = parsed.get("query")
+    query = _json_object(arguments).get("query")
     if not isinstance(query, str) or not query.strip():
         raise BadArguments("the arguments have no query")
     return query.strip()[:1000]
 
 
+class SaveArguments(msgspec.Struct, frozen=True, kw_only=True):
+    content: str
+    replaces: int | None = None  # the number of a memory in the last result shown
+
+
+def save_arguments(arguments: str) -> SaveArguments:
+    """The content and ``replaces`` of a ``saveMemory`` call, from its JSON arguments."""
+    parsed = _json_object(arguments)
+    content = parsed.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise BadArguments("the arguments have no content")
+    content = content.strip()
+    if len(content) > MAX_SAVE_CHARS:
+        raise BadArguments(f"the content is longer than {MAX_SAVE_CHARS} characters")
+    replaces = parsed.get("replaces")
+    if isinstance(replaces, str) and replaces.strip().isdecimal():
+        replaces = int(replaces.strip())  # small models often quote numbers
+    if replaces is not None and (
+        not isinstance(replaces, int) or isinstance(replaces, bool) or replaces < 1
+    ):
+        raise BadArguments("replaces is not the number of a memory")
+    return SaveArguments(content=content, replaces=replaces)
+
+
 def client_defines_search(tools: list[dict[str, Any]]) -> bool:
     """A client tool of the same name wins: its calls are the client's, never the proxy's."""
-    return any(_tool_name(tool) == SEARCH_MEMORY for tool in tools)
+    return client_defines(tools, SEARCH_MEMORY)
+
+
+def client_defines(tools: list[dict[str, Any]], name: str) -> bool:
+    return any(_tool_name(tool) == name for tool in tools)
 
 
 def upstream_body(
@@ -53,9 +116,10 @@ def upstream_body(
     *,
     offer_tool: bool,
     stream: bool,
+    offer_save: bool = False,
 ) -> dict[str, Any]:
     """The body of one upstream call: the client's, with the conversation so far and, while
-    memory rounds are left, ``searchMemory`` among the tools."""
+    memory rounds are left, ``searchMemory`` (and ``saveMemory`` when asked) among the tools."""
     out = dict(body)
     out["messages"] = messages
     out["stream"] = stream
@@ -63,14 +127,16 @@ def upstream_body(
         out.pop("stream_options", None)
     client_tools = body.get("tools") if isinstance(body.get("tools"), list) else None
     if offer_tool:
-        out["tools"] = [*(client_tools or []), SEARCH_MEMORY_TOOL]
+        ours = [SEARCH_MEMORY_TOOL, SAVE_MEMORY_TOOL] if offer_save else [SEARCH_MEMORY_TOOL]
+        out["tools"] = [*(client_tools or []), *ours]
     elif not client_tools:
         # No tool left to call: a tool_choice of "required" would make a strict server fail.
         out.pop("tools", None)
         out.pop("tool_choice", None)
         out.pop("parallel_tool_calls", None)
-    elif _tool_name(out.get("tool_choice")) == SEARCH_MEMORY:
-        out.pop("tool_choice")  # it named the tool no longer offered
+    named = _tool_name(out.get("tool_choice"))
+    if named in (SEARCH_MEMORY, SAVE_MEMORY) and not client_defines(out.get("tools") or [], named):
+        out.pop("tool_choice")  # it named a tool of ours that is not offered
     return out
 
 
@@ -91,6 +157,16 @@ def _normalised(message: dict[str, Any]) -> dict[str, Any]:
     if message.get("role") == "assistant" and message.get("content") is None:
         return {**message, "content": ""}
     return message
+
+
+def _json_object(arguments: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else None
+    except ValueError as exc:
+        raise BadArguments("the arguments are not JSON") from exc
+    if not isinstance(parsed, dict):
+        raise BadArguments("the arguments are not a JSON object")
+    return parsed
 
 
 def _tool_name(tool: object) -> str | None:

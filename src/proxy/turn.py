@@ -1,11 +1,12 @@
 """One proxied turn: the conversation as sent upstream, its rounds, and its trace.
 
 The turn decides what the next upstream call carries: the client's messages with the profile
-context, the memory exchanges so far, and ``searchMemory`` while memory rounds are left. Any
-memory failure turns memory off for the rest of the turn (a memory-less answer, with the
-reason in the trace); an upstream that fails a request the proxy changed is asked once more
-with the client's own request. At the end the whole turn is appended as events: one
-``context.injected`` per tool result sent and one ``proxy.turn``.
+context, the memory exchanges so far, and ``searchMemory`` (with ``saveMemory`` when it is on)
+while memory rounds are left. Any memory failure turns memory off for the rest of the turn (a
+memory-less answer, with the reason in the trace); a save the write decision refuses, or with
+bad arguments, is told to the model instead. An upstream that fails a request the proxy
+changed is asked once more with the client's own request. At the end the whole turn is
+appended as events: one ``context.injected`` per search result sent and one ``proxy.turn``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, Literal
 import msgspec
 from starlette.concurrency import run_in_threadpool
 
-from ..eventlog import Actor, Draft, Sealer
+from ..eventlog import Actor, Draft, Sealed, Sealer
 from ..eventlog.events import CaptureDecided, ContextInjected, ProxyRound, ProxyTurn
 from ..eventlog.subjects import container_subject
 from ..memory import MEMORIES_RENDERER, Core, digest
@@ -27,7 +28,18 @@ from ..settings import Settings
 from .calls import ToolCall
 from .recall_tool import Injection, MemoryFailed, Profile, RecallTool
 from .request import ChatRequest
-from .tool import BadArguments, client_defines_search, search_query, upstream_body, with_profile
+from .save_tool import SaveRefused, SaveTool, save_result
+from .tool import (
+    SAVE_MEMORY,
+    SEARCH_MEMORY,
+    BadArguments,
+    client_defines,
+    client_defines_search,
+    save_arguments,
+    search_query,
+    upstream_body,
+    with_profile,
+)
 from .upstream import Upstream
 
 PROXY = Actor(agent_id="local", protocol="proxy")
@@ -57,6 +69,9 @@ class Turn:
         self.degraded: list[str] = []
         self.profile: Profile | None = None
         self.exchange: list[dict[str, Any]] = []
+        # The results of each memory round sent upstream that had any: the last one is what
+        # a saveMemory ``replaces`` number refers to.
+        self.shown: list[list[Injection]] = []
         self.memory_rounds = 0
         self.results = 0
         self.fallen_back = False
@@ -68,6 +83,11 @@ class Turn:
             self.degraded.append("tool_name_taken")
         if self._memory and request.body.get("tool_choice") == "none":
             self._memory = False
+        self._saving = self._memory and services.settings.proxy_save_tool
+        if self._saving and client_defines(request.client_tools, SAVE_MEMORY):
+            self._saving = False
+            self.degraded.append("save_tool_name_taken")
+        self.saver = SaveTool(services.core, timeout=services.settings.proxy_recall_timeout)
 
     # --- what goes upstream ----------------------------------------------------------------
 
@@ -83,6 +103,16 @@ class Turn:
     def memory_active(self) -> bool:
         """Whether ``searchMemory`` calls are the proxy's to run (else they are the client's)."""
         return self._memory and not self.fallen_back
+
+    def is_ours(self, call: ToolCall) -> bool:
+        """Whether a call is a memory call, the proxy's to run (else it is the client's)."""
+        if not self.memory_active:
+            return False
+        return call.name == SEARCH_MEMORY or (call.name == SAVE_MEMORY and self._saving)
+
+    def split(self, calls: list[ToolCall]) -> tuple[list[ToolCall], list[ToolCall]]:
+        """The memory calls and the client's."""
+        return [c for c in calls if self.is_ours(c)], [c for c in calls if not self.is_ours(c)]
 
     @property
     def offers_tool(self) -> bool:
@@ -103,8 +133,13 @@ class Turn:
         else:
             profile = self.profile.text if self.profile is not None else None
             messages = [*with_profile(client_messages, profile), *self.exchange]
+        offer = self.offers_tool
         body = upstream_body(
-            self.request.body, messages, offer_tool=self.offers_tool, stream=stream
+            self.request.body,
+            messages,
+            offer_tool=offer,
+            offer_save=offer and self._saving,
+            stream=stream,
         )
         return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
@@ -125,65 +160,125 @@ class Turn:
         error: str | None = None,
     ) -> ProxyRound:
         calls = calls or []
-        memory = [c for c in calls if c.is_memory and self.memory_active]
-        arguments = None
-        if memory:
-            payload = json.dumps([c.arguments for c in memory], ensure_ascii=False)
-            arguments = self.services.sealer.seal_text(
-                container_subject(self.request.container_tag), payload
-            )
+        memory, client = self.split(calls)
+        searches = [c.arguments for c in memory if c.name == SEARCH_MEMORY]
+        saves = [c.arguments for c in memory if c.name == SAVE_MEMORY]
         done = ProxyRound(
             request_digest=digest(body),
             status=status,
             latency_ms=round((time.perf_counter() - started) * 1000, 3),
             decision=decision,
             memory_calls=len(memory),
-            client_calls=len(calls) - len(memory),
-            arguments=arguments,
+            client_calls=len(client),
+            arguments=self._sealed(searches),
             error=error,
+            save_calls=len(saves),
+            save_replaces=[_replaces_of(arguments) for arguments in saves],
         )
         self.rounds.append(done)
         return done
 
+    def _sealed(self, arguments: list[str]) -> Sealed | None:
+        if not arguments:
+            return None
+        payload = json.dumps(arguments, ensure_ascii=False)
+        return self.services.sealer.seal_text(
+            container_subject(self.request.container_tag), payload
+        )
+
     async def memory_round(self, calls: list[ToolCall], content: str) -> None:
-        """Run the recalls the model asked for and add the exchange to the conversation; on
-        any failure, turn memory off instead (the next call answers without it)."""
+        """Run the recalls and saves the model asked for, in its order, and add the exchange
+        to the conversation; when a recall or a write fails, or a search has bad arguments,
+        turn memory off instead (the next call answers without it)."""
         self.memory_rounds += 1
         injections: list[Injection] = []
+        saved: list[str] = []
+        results: list[str] = []  # one tool result per call
+        refused: str | None = None
         try:
             for call in calls:
+                if call.name == SAVE_MEMORY:
+                    text, version_id, code = await self._save(call)
+                    results.append(text)
+                    saved += [version_id] if version_id is not None else []
+                    refused = refused or code
+                    continue
                 query = search_query(call.arguments)
-                injections.append(
-                    await self.services.memory.search(self.request.container_tag, query, PROXY)
+                injection = await self.services.memory.search(
+                    self.request.container_tag, query, PROXY
                 )
+                injections.append(injection)
+                results.append(injection.text)
         except BadArguments:
-            self._memory_off("bad_arguments", injections)
+            self._memory_off("bad_arguments", injections, saved)
             return
         except MemoryFailed as exc:
-            self._memory_off(exc.code, injections)
+            self._memory_off(exc.code, injections, saved)
             return
         last = self.rounds[-1]
         self.rounds[-1] = msgspec.structs.replace(
             last,
             recall_ids=[i.recall_id for i in injections],
             results=sum(len(i.version_ids) for i in injections),
+            saved=saved,
+            error=refused,
         )
         self.injections += injections
+        if injections:
+            self.shown.append(injections)
         self.results += sum(len(i.version_ids) for i in injections)
         self.exchange.append(
             {"role": "assistant", "content": content, "tool_calls": [c.wire() for c in calls]}
         )
-        for call, injection in zip(calls, injections, strict=True):
-            self.exchange.append(
-                {"role": "tool", "tool_call_id": call.id, "content": injection.text}
-            )
+        for call, text in zip(calls, results, strict=True):
+            self.exchange.append({"role": "tool", "tool_call_id": call.id, "content": text})
 
-    def _memory_off(self, reason: str, done: list[Injection]) -> None:
+    async def _save(self, call: ToolCall) -> tuple[str, str | None, str | None]:
+        """One ``saveMemory`` call: its tool result, the version written or found, and the
+        reason code when nothing was written (raises ``MemoryFailed`` when the write failed)."""
+        try:
+            args = save_arguments(call.arguments)
+        except BadArguments as exc:
+            return f"Not saved: {exc}.", None, "save_bad_arguments"
+        shown: list[str] = []
+        if args.replaces is not None:
+            last = self.shown[-1] if self.shown else []
+            if len(last) != 1:
+                why = (
+                    "no searchMemory result was shown in this conversation"
+                    if not last
+                    else "several searchMemory results were shown at once: search again for"
+                    " the memory to replace"
+                )
+                return f"Not saved: replaces names no memory ({why}).", None, "save_bad_arguments"
+            shown = last[0].version_ids
+            if args.replaces > len(shown):
+                return (
+                    f"Not saved: the last searchMemory result has no memory {args.replaces}.",
+                    None,
+                    "save_bad_arguments",
+                )
+        elif self.shown and len(self.shown[-1]) == 1:
+            shown = self.shown[-1][0].version_ids  # to name a memory the write replaced
+        try:
+            done = await self.saver.save(
+                self.request.container_tag,
+                args.content,
+                shown=shown,
+                replaces=args.replaces,
+                actor=PROXY,
+                metadata={"source": "saveMemory", "traceId": self.turn_id},
+            )
+        except SaveRefused as exc:
+            return f"Not saved: {exc.why}.", None, "save_refused"
+        return save_result(done), done.outcome.version_id, None
+
+    def _memory_off(self, reason: str, done: list[Injection], saved: list[str]) -> None:
         self._memory = False
         self.degraded.append(reason)
         last = self.rounds[-1]
         self.rounds[-1] = msgspec.structs.replace(
-            last, error=reason, recall_ids=[i.recall_id for i in done]
+            last, error=reason, recall_ids=[i.recall_id for i in done], saved=saved
         )
 
     def add_usage(self, usage: object) -> None:
@@ -275,3 +370,12 @@ class Turn:
             profile_digest=None if self.profile is None else self.profile.digest,
             latency_ms=round((time.perf_counter() - self.started) * 1000, 3),
         )
+
+
+def _replaces_of(arguments: str) -> int | None:
+    """The memory number a ``saveMemory`` call named, for its trace (None if it named none or
+    its arguments are unusable)."""
+    try:
+        return save_arguments(arguments).replaces
+    except BadArguments:
+        return None

@@ -69,8 +69,17 @@ def proxy(
     yield from start_proxy(tmp_path_factory.mktemp("proxy") / "data", scripted)
 
 
+@pytest.fixture(scope="module")
+def saving(
+    tmp_path_factory: pytest.TempPathFactory, scripted: tuple[ScriptedUpstream, str]
+) -> Iterator[Proxy]:
+    """A proxy that offers the model ``saveMemory`` too."""
+    data_dir = tmp_path_factory.mktemp("saving") / "data"
+    yield from start_proxy(data_dir, scripted, proxy_save_tool=True)
+
+
 # Proxy fixtures whose turns are checked after every test that uses them.
-CHECKED = ("proxy", "impatient", "distilling")
+CHECKED = ("proxy", "impatient", "distilling", "saving", "hasty_saver")
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,8 @@ From the log and the projections only (never from the proxy's memory): each
 ``context.injected`` names a recall and the versions it served; rendering those versions again
 must give the recorded digest, and those bytes must be in a request the upstream received.
 Each upstream call's recorded digest must be the digest of a body the upstream received, and
-the profile context, rebuilt from its ``profile.updated`` record, must match too.
+the profile context, rebuilt from its ``profile.updated`` record, must match too. What a round
+saved is versions of the turn's container, and the turn's event holds none of their text.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ import json
 
 import msgspec
 
-from mnemolog.eventlog.events import ContextInjected, ProfileUpdated, ProxyTurn, RecallPerformed
+from mnemolog.eventlog.events import (
+    ContextInjected,
+    ProfileUpdated,
+    ProxyRound,
+    ProxyTurn,
+    RecallPerformed,
+)
 from mnemolog.memory import RenderedMemory, digest, render_memories, render_profile
 from mnemolog.runtime import Runtime
 
@@ -42,6 +49,20 @@ def rebuild_profile(runtime: Runtime, container_tag: str, at: int) -> str:
             profile = msgspec.json.decode(opened)
             return render_profile(profile["static"], profile["dynamic"])
     raise AssertionError(f"no profile of {container_tag!r} set at {at}")
+
+
+def check_saves(runtime: Runtime, turn: ProxyTurn, done: ProxyRound) -> None:
+    """A round's saves: each a version of the turn's container, whose text is nowhere in the
+    turn's event (only the numbers the calls named are kept)."""
+    assert len(done.saved) <= done.save_calls <= done.memory_calls
+    assert len(done.save_replaces) == done.save_calls
+    rows = runtime.core.memories.by_version_ids(done.saved)
+    encoded = msgspec.json.encode(turn)
+    for version_id in done.saved:
+        row = rows[version_id]
+        assert row.container_tag == turn.container_tag
+        if row.content is not None:
+            assert row.content.encode() not in encoded, "a saved text is in the turn's event"
 
 
 def check_turns(runtime: Runtime, upstream: ScriptedUpstream, *, after_seq: int) -> int:
@@ -74,6 +95,7 @@ def check_turns(runtime: Runtime, upstream: ScriptedUpstream, *, after_seq: int)
             continue
         for done in turn.rounds:
             assert done.request_digest in body_digests, "a round's digest matches no body sent"
+            check_saves(runtime, turn, done)
         mine = [i for i in injections if i.trace_id == turn.turn_id]
         assert [i.recall_id for i in mine] == [
             r

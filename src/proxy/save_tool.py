@@ -1,0 +1,122 @@
+"""The write side of a turn: a ``saveMemory`` call through the domain's write decision.
+
+The model names the memory it corrects by its number in the last ``searchMemory`` result it
+was shown; here that number becomes the served version's memory id, and the write names it in
+``supersedes`` (an explicit correction, always honoured). The write runs in a worker thread,
+durably, bounded by a timeout. A refusal of the write decision (an unknown, erased or forgotten
+memory) is a ``SaveRefused`` the model is told about; any other failure a ``MemoryFailed`` with
+a reason code, as for recall.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgspec
+from starlette.concurrency import run_in_threadpool
+
+from ..errors import KeyDestroyed, MemoryForgotten, NotFound, VersionConflict
+from ..eventlog import Actor
+from ..memory import Core, NewMemory, WriteOutcome
+from .recall_tool import MemoryFailed
+
+REFUSALS: tuple[tuple[type[Exception], str], ...] = (
+    (KeyDestroyed, "was erased"),
+    (MemoryForgotten, "was forgotten"),
+    (VersionConflict, "changed meanwhile"),
+    (NotFound, "is no longer in memory"),
+)
+
+
+class Saved(msgspec.Struct, frozen=True, kw_only=True):
+    """What one write did, and the number of the shown memory it replaced or matched."""
+
+    outcome: WriteOutcome
+    number: int | None = None
+
+
+class SaveRefused(Exception):
+    """The write decision refused the write: nothing was written."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+class SaveTool:
+    def __init__(self, core: Core, *, timeout: float) -> None:
+        self._core = core
+        self._timeout = timeout
+
+    async def save(
+        self,
+        container_tag: str,
+        content: str,
+        *,
+        shown: list[str],
+        replaces: int | None,
+        actor: Actor,
+        metadata: dict[str, object],
+    ) -> Saved:
+        """Write ``content`` into the container; ``replaces`` is a number of ``shown`` (the
+        version ids of the last result sent, in their order), already checked to be one."""
+        try:
+            return await asyncio.wait_for(
+                run_in_threadpool(
+                    self._write, container_tag, content, shown, replaces, actor, metadata
+                ),
+                self._timeout,
+            )
+        except SaveRefused:
+            raise
+        except TimeoutError as exc:  # the write may still land: a thread cannot be stopped
+            raise MemoryFailed("save_timeout") from exc
+        except Exception as exc:
+            raise MemoryFailed("save_failed") from exc
+
+    def _write(
+        self,
+        container_tag: str,
+        content: str,
+        shown: list[str],
+        replaces: int | None,
+        actor: Actor,
+        metadata: dict[str, object],
+    ) -> Saved:
+        rows = self._core.memories.by_version_ids(shown) if shown else {}
+        memory_of = {v: rows[v].memory_id for v in shown if v in rows}
+        supersedes = None
+        if replaces is not None:
+            supersedes = memory_of.get(shown[replaces - 1])
+            if supersedes is None:
+                raise SaveRefused(f"memory {replaces} is no longer in memory")
+        item = NewMemory(content=content, supersedes=supersedes, metadata=metadata)
+        # Looked up at call time, like recall: the write decision serving now is the one used.
+        try:
+            (outcome,) = self._core.writes.write(container_tag, [item], actor)
+        except (NotFound, KeyDestroyed, MemoryForgotten, VersionConflict) as exc:
+            if replaces is None:
+                raise  # not a refusal of a named memory: a failure
+            why = next(why for kind, why in REFUSALS if isinstance(exc, kind))
+            raise SaveRefused(f"memory {replaces} {why}") from exc
+        number = None
+        if supersedes is not None and outcome.memory_id == supersedes:
+            number = replaces
+        else:
+            number = next(
+                (n for n, v in enumerate(shown, 1) if memory_of.get(v) == outcome.memory_id),
+                None,
+            )
+        return Saved(outcome=outcome, number=number)
+
+
+def save_result(saved: Saved) -> str:
+    """The one-line tool result the model reads."""
+    outcome = saved.outcome
+    if outcome.status == "deduplicated":
+        return "Already known."
+    if outcome.status == "superseded":
+        if saved.number is not None:
+            return f"Saved: it replaces memory {saved.number}."
+        return "Saved: it replaces an older memory."
+    return "Saved as a new memory."
