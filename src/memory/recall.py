@@ -268,11 +268,13 @@ class Recall:
             order = placed + order[len(placed) :]
         if request.recency:
             order = newer_above_older_among_agreed(order, agreed, observed)
-        # A memory that may update another is placed above it, whatever else ranks them.
-        links = self._memories.links_among(order)
-        order = linked_newer_first(order, links)
-        by_label = {f.label: f for f in fused}
+        # Of two served memories where one may update the other, the newer is placed above
+        # the older. Only the served ones: a link is a guess, it must not bring in a memory
+        # the ranking left out.
         served = order[: request.limit]
+        links = self._memories.links_among(served)
+        served = linked_newer_first(served, links)
+        by_label = {f.label: f for f in fused}
         rows = self._memories.by_row_ids(served)
         newer_of: dict[int, list[int]] = {}
         for newer, older in links:

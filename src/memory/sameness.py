@@ -89,11 +89,19 @@ IDENTITY_NOUNS = frozenset(
 # Words by which a text says it replaces what was true before. Left out of the alignment
 # (they are not the fact), and the evidence that a changed value is a correction.
 CHANGE_WORDS = frozenset(
-    """now anymore instead correction update actually moved switched changed changes
-    lately nowadays longer relocated rescheduled postponed renamed replaced became become
-    quit stopped dropped retired retrained promoted migrated""".split()  # noqa: SIM905
+    """now anymore instead correction update moved switched changed lately nowadays
+    relocated rescheduled postponed renamed replaced became quit stopped dropped retired
+    retrained promoted migrated""".split()  # noqa: SIM905
 )
 CHANGE_PHRASES = (("these", "days"), ("any", "more"), ("from", "now", "on"), ("no", "longer"))
+# Words left out of the alignment that are no evidence of a change: "actually" is mostly a
+# hedge in conversation ("I'm actually thinking of ..."), "currently" restates.
+TIME_WORDS = frozenset("actually currently".split())  # noqa: SIM905
+# "now" after a duration ("for a month now", "for years now") says how long, not what changed.
+DURATION_WORDS = frozenset("for since ago".split())  # noqa: SIM905
+# The share of the older text's content words the newer must restate to be taken for its
+# update (a supersede said so by a change word, or a link).
+MIN_RESTATED = 0.5
 # Words by which a text adds to what was true before: never a replacement.
 ADDITIVE_WORDS = frozenset("also too additionally another besides".split())  # noqa: SIM905
 # Predicates that hold one value at a time: a new value replaces the old one. (Not "called"
@@ -172,11 +180,17 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
             reason=reason,
         )
 
+    # How much of the older text's content the newer one restates: a correction or an update
+    # of a fact speaks of what the fact spoke of. (Two remarks of one speaker share "I" and
+    # often "now", not their content.)
+    old_content, new_content = _content(a), _content(b)
+    restated = len(old_content & new_content) / len(old_content) if old_content else 1.0
+
     def unsure(reason: str) -> Judgement:
-        """Maybe an update, not sure enough to hide the older text: linked if close enough,
-        or if the new text says it is a change and is as close as a correction must be."""
-        gate = gates.same if marked else gates.possible
-        return verdict("possible" if similarity >= gate else "distinct", reason)
+        """Maybe an update, not sure enough to hide the older text: linked if close enough
+        and about the same content."""
+        close = similarity >= gates.possible and restated >= MIN_RESTATED
+        return verdict("possible" if close else "distinct", reason)
 
     if similarity < min(gates.same, gates.possible):
         return verdict("distinct", "dissimilar")
@@ -200,35 +214,76 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     if len(regions) == 1 and first[0] == "insert":
         return verdict("same", "more_detail")
     if marked:
+        if restated < MIN_RESTATED:
+            return unsure("marked_other_content")
         return verdict("same", "marked_change")
-    if all(op[0] == "replace" for op in regions) and _all_quantities(removed, added):
+    if all(op[0] == "replace" for op in regions) and _all_quantities(regions, a_words, b_words):
         return verdict("same", "new_quantity")
     if len(regions) == 1 and first[0] == "replace" and _single_valued(a, first):
         return verdict("same", "new_value")
     return unsure("several_changes" if len(regions) > 1 else "other_value")
 
 
+def _content(text: list[str]) -> set[str]:
+    """The content words of a folded text: no function word, pronoun or change word."""
+    return {
+        w
+        for w in text
+        if w not in FUNCTION_WORDS and w not in SUBJECT_PRONOUNS and w not in NEGATIONS
+    }
+
+
 def _without_change_words(text: list[str]) -> tuple[list[str], bool]:
-    """``text`` without the words that say it is a change, and whether it had any."""
+    """``text`` without the words that say it is a change or when, and whether it said it is
+    a change."""
     lower = [w.lower() for w in text]
-    drop: set[int] = set()
-    for phrase in CHANGE_PHRASES:
+    change = _positions(lower, CHANGE_WORDS, CHANGE_PHRASES)
+    lasting = {
+        at
+        for at in change
+        if lower[at] == "now" and any(w in DURATION_WORDS for w in lower[max(0, at - 4) : at])
+    }
+    drop = change | _positions(lower, TIME_WORDS, ())
+    return [w for at, w in enumerate(text) if at not in drop], bool(change - lasting)
+
+
+def _positions(
+    lower: list[str], singles: frozenset[str], phrases: tuple[tuple[str, ...], ...]
+) -> set[int]:
+    found = {at for at, w in enumerate(lower) if w in singles}
+    for phrase in phrases:
         for at in range(len(lower) - len(phrase) + 1):
             if tuple(lower[at : at + len(phrase)]) == phrase:
-                drop.update(range(at, at + len(phrase)))
-    drop.update(at for at, w in enumerate(lower) if w in CHANGE_WORDS)
-    return [w for at, w in enumerate(text) if at not in drop], bool(drop)
+                found.update(range(at, at + len(phrase)))
+    return found
 
 
-def _all_quantities(removed: list[str], added: list[str]) -> bool:
+def _all_quantities(
+    regions: list[tuple[str, int, int, int, int]], a: list[str], b: list[str]
+) -> bool:
     """Whether a change swaps only amounts, times or dates: a count, a price, an hour, a day
     (a thing has one at a time; a number naming the thing was caught before)."""
-    return all(_is_quantity(w) for w in removed + added)
+    return all(
+        _is_quantity(text, at)
+        for _, i1, i2, j1, j2 in regions
+        for text, span in ((a, range(i1, i2)), (b, range(j1, j2)))
+        for at in span
+    )
 
 
-def _is_quantity(word: str) -> bool:
-    lower = word.lower()
-    return bool(_QUANTITY.fullmatch(word)) or lower in CALENDAR_WORDS or lower in ("am", "pm")
+def _is_quantity(text: list[str], at: int) -> bool:
+    """A quantity with a unit (3pm, 20kg, "3 cats", "50 mg"), or a date ("March 3"); a bare
+    number with neither is an item's number ("more detail on 5"), not an amount."""
+    word, lower = text[at], text[at].lower()
+    if lower in CALENDAR_WORDS or lower in ("am", "pm"):
+        return True
+    if not _QUANTITY.fullmatch(word):
+        return False
+    if not word.isdigit():
+        return True  # its unit is part of it: 3pm, 15th, 7-day
+    unit = at + 1 < len(text) and text[at + 1].lower() not in FUNCTION_WORDS
+    dated = at > 0 and text[at - 1].lower() in CALENDAR_WORDS
+    return unit or dated
 
 
 def _single_valued(a: list[str], region: tuple[str, int, int, int, int]) -> bool:
