@@ -23,8 +23,9 @@ their cosine similarity.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import msgspec
 
@@ -158,14 +159,12 @@ def words(text: str) -> list[str]:
 
 
 def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
-    a_all, b_all = words(old), words(new)
-    union = len({w.lower() for w in a_all} | {w.lower() for w in b_all})
-    common = {w.lower() for w in a_all} & {w.lower() for w in b_all}
-    shared = len(common) / union if union else 1.0
-    a_words, _ = _without_change_words(a_all)
-    b_words, marked = _without_change_words(b_all)
-    a = [w.lower() for w in a_words]
-    b = [w.lower() for w in b_words]
+    old_text, new_text = _prepared(old), _prepared(new)
+    b_all = new_text.all_words
+    union = len(old_text.folded | new_text.folded)
+    shared = len(old_text.folded & new_text.folded) / union if union else 1.0
+    a_words, b_words, marked = old_text.words, new_text.words, new_text.marked
+    a, b = old_text.lower, new_text.lower
     regions = [op for op in _opcodes(a, b) if op[0] != "equal"]
     removed = [w for _, i1, i2, _, _ in regions for w in a_words[i1:i2]]
     added = [w for _, _, _, j1, j2 in regions for w in b_words[j1:j2]]
@@ -222,6 +221,29 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     if len(regions) == 1 and first[0] == "replace" and _single_valued(a, first):
         return verdict("same", "new_value")
     return unsure("several_changes" if len(regions) > 1 else "other_value")
+
+
+class _Prepared(NamedTuple):
+    all_words: list[str]  # as written
+    folded: frozenset[str]  # every word, case folded
+    words: list[str]  # without the change and time words
+    lower: list[str]  # those, case folded
+    marked: bool  # whether it says it is a change
+
+
+@functools.lru_cache(maxsize=8192)
+def _prepared(text: str) -> _Prepared:
+    """A text's words for a judgement, once: a write is judged against up to four close
+    memories, and a memory against many writes of its container."""
+    all_words = words(text)
+    kept, marked = _without_change_words(all_words)
+    return _Prepared(
+        all_words=all_words,
+        folded=frozenset(w.lower() for w in all_words),
+        words=kept,
+        lower=[w.lower() for w in kept],
+        marked=marked,
+    )
 
 
 def _content(text: list[str]) -> set[str]:

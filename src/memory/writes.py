@@ -267,10 +267,10 @@ class Writes:
         not applied yet), judged most similar first: the first judged the same fact (to
         supersede) and, failing that, the first that it may update (to link)."""
         candidates: list[tuple[float, Head, str]] = []
+        near = [(row_id, similarity) for row_id, similarity in near if similarity >= self._at_least]
+        rows = self._memories.by_row_ids([row_id for row_id, _ in near]) if near else {}
         for row_id, similarity in near:
-            if similarity < self._at_least:
-                break
-            row = self._memories.by_row_ids([row_id]).get(row_id)
+            row = rows.get(row_id)
             if row is None or row.memory_id in batch or not _live_latest(row):
                 continue
             candidates.append((similarity, _head_of(row), row.content or ""))
