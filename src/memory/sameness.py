@@ -101,7 +101,7 @@ TIME_WORDS = frozenset("actually currently".split())  # noqa: SIM905
 # "now" after a duration ("for a month now", "for years now") says how long, not what changed.
 DURATION_WORDS = frozenset("for since ago".split())  # noqa: SIM905
 # The share of the older text's content words the newer must restate to be taken for its
-# update (a supersede said so by a change word, or a link).
+# correction or update at all (supersede or link).
 MIN_RESTATED = 0.5
 # Words by which a text adds to what was true before: never a replacement.
 ADDITIVE_WORDS = frozenset("also too additionally another besides".split())  # noqa: SIM905
@@ -143,8 +143,10 @@ def words(text: str) -> list[str]:
     ("Nadia's" -> "Nadia", "'s"; "don't" -> "do", "n't"), and a hyphenated word without a
     digit split in its words (a hyphenated name with one, "atlas-17", is kept whole)."""
     out: list[str] = []
-    for word in _WORD.findall(text):
-        word = word.replace("\u2019", "'")
+    for word in _WORD.findall(text.replace("\u2019", "'")):
+        if "-" not in word and "'" not in word:
+            out.append(word)  # the usual word: nothing to split
+            continue
         lower = word.lower()
         if "-" in word and not any(c.isdigit() for c in word):
             out += words(word.replace("-", " "))  # "rate-limited" is "rate limited"
@@ -165,6 +167,23 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     shared = len(old_text.folded & new_text.folded) / union if union else 1.0
     a_words, b_words, marked = old_text.words, new_text.words, new_text.marked
     a, b = old_text.lower, new_text.lower
+    # How much of the older text's content the newer one restates: a correction or an update
+    # of a fact speaks of what the fact spoke of (two remarks of one speaker share "I" and
+    # often "now", not their content). Under half, nothing else is looked at.
+    old_content = old_text.content
+    kept = len(old_content & new_text.content)
+    restated = kept / len(old_content) if old_content else 1.0
+    if similarity < min(gates.same, gates.possible) or restated < MIN_RESTATED:
+        return Judgement(
+            verdict="distinct",
+            similarity=similarity,
+            shared_words=shared,
+            removed=sorted(old_content - new_text.content),
+            added=sorted(new_text.content - old_content),
+            reason="dissimilar"
+            if similarity < min(gates.same, gates.possible)
+            else "other_content",
+        )
     regions = [op for op in _opcodes(a, b) if op[0] != "equal"]
     removed = [w for _, i1, i2, _, _ in regions for w in a_words[i1:i2]]
     added = [w for _, _, _, j1, j2 in regions for w in b_words[j1:j2]]
@@ -179,20 +198,10 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
             reason=reason,
         )
 
-    # How much of the older text's content the newer one restates: a correction or an update
-    # of a fact speaks of what the fact spoke of. (Two remarks of one speaker share "I" and
-    # often "now", not their content.)
-    old_content, new_content = _content(a), _content(b)
-    restated = len(old_content & new_content) / len(old_content) if old_content else 1.0
-
     def unsure(reason: str) -> Judgement:
-        """Maybe an update, not sure enough to hide the older text: linked if close enough
-        and about the same content."""
-        close = similarity >= gates.possible and restated >= MIN_RESTATED
-        return verdict("possible" if close else "distinct", reason)
+        """Maybe an update, not sure enough to hide the older text: linked if close enough."""
+        return verdict("possible" if similarity >= gates.possible else "distinct", reason)
 
-    if similarity < min(gates.same, gates.possible):
-        return verdict("distinct", "dissimilar")
     if not regions:
         return verdict("same", "restated")
     if _identity_replaced(regions, a_words, b_words):
@@ -213,8 +222,6 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     if len(regions) == 1 and first[0] == "insert":
         return verdict("same", "more_detail")
     if marked:
-        if restated < MIN_RESTATED:
-            return unsure("marked_other_content")
         return verdict("same", "marked_change")
     if all(op[0] == "replace" for op in regions) and _all_quantities(regions, a_words, b_words):
         return verdict("same", "new_quantity")
@@ -228,6 +235,7 @@ class _Prepared(NamedTuple):
     folded: frozenset[str]  # every word, case folded
     words: list[str]  # without the change and time words
     lower: list[str]  # those, case folded
+    content: frozenset[str]  # those that carry content (see ``_content``)
     marked: bool  # whether it says it is a change
 
 
@@ -237,11 +245,13 @@ def _prepared(text: str) -> _Prepared:
     memories, and a memory against many writes of its container."""
     all_words = words(text)
     kept, marked = _without_change_words(all_words)
+    lower = [w.lower() for w in kept]
     return _Prepared(
         all_words=all_words,
         folded=frozenset(w.lower() for w in all_words),
         words=kept,
-        lower=[w.lower() for w in kept],
+        lower=lower,
+        content=frozenset(_content(lower)),
         marked=marked,
     )
 
@@ -273,7 +283,10 @@ def _positions(
     lower: list[str], singles: frozenset[str], phrases: tuple[tuple[str, ...], ...]
 ) -> set[int]:
     found = {at for at, w in enumerate(lower) if w in singles}
+    present = set(lower)
     for phrase in phrases:
+        if phrase[0] not in present:
+            continue
         for at in range(len(lower) - len(phrase) + 1):
             if tuple(lower[at : at + len(phrase)]) == phrase:
                 found.update(range(at, at + len(phrase)))

@@ -158,9 +158,19 @@ class Writes:
             neighbours = self._nearest.nearest_many(container_tag, vectors, 4, self._at_least)
             digests = [content_hash(item.content) for item in items]
             duplicates = self._memories.live_duplicates(container_tag, digests)
+            # Every neighbour's row in one read: the projection does not move under the lock.
+            close = sorted({row_id for near in neighbours for row_id, _ in near})
+            rows = self._memories.by_row_ids(close) if close else {}
             for item, digest, vector, near in zip(items, digests, vectors, neighbours, strict=True):
                 events, outcome = self._decide(
-                    container_tag, item, digest, duplicates.get(digest), vector, near, batch, unused
+                    container_tag,
+                    item,
+                    digest,
+                    duplicates.get(digest),
+                    vector,
+                    [(rows[r], similarity) for r, similarity in near if r in rows],
+                    batch,
+                    unused,
                 )
                 drafts.extend(Draft(actor, event) for event in events)
                 outcomes.append(outcome)
@@ -178,7 +188,7 @@ class Writes:
         digest: str,
         duplicate: VersionRow | None,
         vector: npt.NDArray[np.float32],
-        near: list[tuple[int, float]],
+        near: list[tuple[VersionRow, float]],
         batch: Heads,
         fresh_ids: list[str],
     ) -> tuple[list[AnyEvent], WriteOutcome]:
@@ -260,18 +270,17 @@ class Writes:
         self,
         item: NewMemory,
         vector: npt.NDArray[np.float32],
-        near: list[tuple[int, float]],
+        near: list[tuple[VersionRow, float]],
         batch: Heads,
     ) -> tuple[_Judged | None, _Judged | None]:
         """The live chain heads close to ``item`` (in the projection, and decided earlier but
         not applied yet), judged most similar first: the first judged the same fact (to
         supersede) and, failing that, the first that it may update (to link)."""
         candidates: list[tuple[float, Head, str]] = []
-        near = [(row_id, similarity) for row_id, similarity in near if similarity >= self._at_least]
-        rows = self._memories.by_row_ids([row_id for row_id, _ in near]) if near else {}
-        for row_id, similarity in near:
-            row = rows.get(row_id)
-            if row is None or row.memory_id in batch or not _live_latest(row):
+        for row, similarity in near:
+            if similarity < self._at_least:
+                break
+            if row.memory_id in batch or not _live_latest(row):
                 continue
             candidates.append((similarity, _head_of(row), row.content or ""))
         pending = batch.closest(vector, self._at_least)
