@@ -319,9 +319,10 @@ class Writes:
                 raise KeyDestroyed(f"memory {memory_id!r} was erased")
             if latest.forgotten:
                 raise MemoryForgotten(f"memory {memory_id!r} is forgotten: restore it first")
-            head = _head_of(latest)
-            head = msgspec.structs.replace(head, content_hash=content_hash(latest.content or ""))
             text = latest.content or ""
+            head = Head(
+                latest.memory_id, latest.version_id, latest.version, content_hash(text), None
+            )
             stored = dict(self._memories.vectors_of([latest.row_id])).get(latest.row_id)
             target_vector = None if stored is None else unit(from_bytes(stored).reshape(1, -1))[0]
         if item.expected_version is not None and head.version != item.expected_version:

@@ -99,14 +99,10 @@ class SaveTool:
                 raise  # not a refusal of a named memory: a failure
             why = next(why for kind, why in REFUSALS if isinstance(exc, kind))
             raise SaveRefused(f"memory {replaces} {why}") from exc
-        number = None
-        if supersedes is not None and outcome.memory_id == supersedes:
-            number = replaces
-        else:
-            number = next(
-                (n for n, v in enumerate(shown, 1) if memory_of.get(v) == outcome.memory_id),
-                None,
-            )
+        # The shown memory it replaced or matched, named or found by the write decision.
+        number = next(
+            (n for n, v in enumerate(shown, 1) if memory_of.get(v) == outcome.memory_id), None
+        )
         return Saved(outcome=outcome, number=number)
 
 

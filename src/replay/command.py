@@ -42,6 +42,14 @@ class Opened(msgspec.Struct, frozen=True):
     sealer: Sealer
 
 
+def settings_of(data_dir: Path | None) -> Settings:
+    """The settings of a read-only command on ``data_dir``; a bad variable is a usage error."""
+    try:
+        return settings_from_env(os.environ, data_dir=data_dir)
+    except InvalidInput as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
 @contextmanager
 def opened(settings: Settings) -> Iterator[Opened]:
     """The log and the keys of the data dir, read-only."""
@@ -234,10 +242,7 @@ def replay_command(
     1 when a re-derived trace differs from its record, 2 when the embedder is not the pinned
     one.
     """
-    try:
-        settings = settings_from_env(os.environ, data_dir=data_dir)
-    except InvalidInput as exc:
-        raise click.UsageError(str(exc)) from exc
+    settings = settings_of(data_dir)
     chosen = [as_of_text is not None, trace_id is not None, check, bool(diff_range)]
     if sum(chosen) != 1:
         raise click.UsageError("give one of --as-of, --trace, --check-traces, --diff")

@@ -12,13 +12,12 @@ changed.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 import msgspec
 
-from ..errors import InvalidInput, KeyDestroyed
+from ..errors import KeyDestroyed
 from ..eventlog import EventLog, Sealer
 from ..eventlog.events import (
     EmbedderPinned,
@@ -29,8 +28,7 @@ from ..eventlog.events import (
     Sealed,
 )
 from ..memory.sameness import Verdict, gates_for, judge
-from ..settings import settings_from_env
-from .command import opened
+from .command import opened, settings_of
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
@@ -125,10 +123,6 @@ def render(result: Review) -> str:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 def review_command(data_dir: Path | None, container: str | None, as_json: bool) -> None:
     """List the automatic supersedes today's write decision would not make (read-only)."""
-    try:
-        settings = settings_from_env(os.environ, data_dir=data_dir)
-    except InvalidInput as exc:
-        raise click.UsageError(str(exc)) from exc
-    with opened(settings) as o:
+    with opened(settings_of(data_dir)) as o:
         result = review(o.log, o.sealer, container_tag=container)
     click.echo(msgspec.json.encode(result).decode() if as_json else render(result))
