@@ -453,9 +453,9 @@ def _one_haystack(core: Core, haystack: Haystack, run: Run, args: argparse.Names
         run.tally["turn/bm25"].add(
             question.category, score([frozenset([t]) for t in found[:LIMIT]], question.gold)
         )
-        found = [turns[n].turn_id for n in stemmed.search(question.text, LIMIT)]
+        stems = [turns[n].turn_id for n in stemmed.search(question.text, LIMIT)]
         run.tally["turn/bm25-stemmed"].add(
-            question.category, score([frozenset([t]) for t in found], question.gold)
+            question.category, score([frozenset([t]) for t in stems], question.gold)
         )
         if run.dataset == "longmemeval":
             ranked = sessions_ranked(([t] for t in found), session_of)
