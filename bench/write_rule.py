@@ -22,7 +22,13 @@ the headline figures of both rules:
 No figure is asserted.
 
     .venv/bin/python bench/write_rule.py [--tiers fast,quality] [--split dev,holdout]
-        [--show-errors] [--json]
+        [--show-errors] [--json] [--arbiter-url URL [--arbiter-model NAME]]
+
+With ``--arbiter-url`` (an OpenAI-compatible base URL such as ``http://127.0.0.1:8081/v1``),
+every pair the judge leaves unsure (``possible``) is also put to that model as the product's
+arbitration would put it (``proxy/arbiter.py``, the same prompt and timeout), and a third
+column of figures shows the judge with arbitration: ``same`` or ``update`` supersedes,
+``different`` keeps both, a failure keeps both linked.
 
 The fast tier is distilled into ``--model-cache-dir`` (default ``~/.cache/mnemolog/models``)
 the first time, which takes about 30 s.
@@ -31,6 +37,7 @@ the first time, which takes about 30 s.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 import statistics
@@ -47,6 +54,8 @@ import numpy.typing as npt
 from mnemolog.embedding import Embedder, open_embedder
 from mnemolog.memory.sameness import Judgement, Verdict, gates_for, judge
 from mnemolog.projections.analysis import plain_words
+from mnemolog.proxy.arbiter import UpstreamArbiter
+from mnemolog.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO / "tests" / "data" / "write_pairs"
@@ -76,6 +85,7 @@ class Scored:
     shared: float  # the Jaccard of the two texts' plain words (what the legacy rule looks at)
     judgement: Judgement
     legacy: Verdict
+    arbitrated: Verdict | None = None  # the verdict with arbitration, when an arbiter was asked
 
 
 def load(path: Path) -> list[Pair]:
@@ -207,6 +217,24 @@ def errors(scored: Sequence[Scored]) -> list[dict[str, Any]]:
     return out
 
 
+def arbitrate(scored: Sequence[Scored], arbiter: UpstreamArbiter) -> list[Scored]:
+    """Each unsure pair put to the model: its ruling decides it, a failure keeps it unsure."""
+    out = []
+    failures: dict[str, int] = {}
+    for s in scored:
+        verdict = s.judgement.verdict
+        if verdict == "possible":
+            ruling = arbiter.arbitrate(s.pair.old, s.pair.new)
+            if ruling.ruling is None:
+                failures[ruling.failure or "?"] = failures.get(ruling.failure or "?", 0) + 1
+            else:
+                verdict = "distinct" if ruling.ruling == "different" else "same"
+        out.append(dataclasses.replace(s, arbitrated=verdict))
+    if failures:
+        print(f"arbitration failures: {failures}", file=sys.stderr)
+    return out
+
+
 def report_split(scored: Sequence[Scored], show_errors: bool) -> dict[str, Any]:
     out: dict[str, Any] = {
         "pairs": len(scored),
@@ -214,6 +242,8 @@ def report_split(scored: Sequence[Scored], show_errors: bool) -> dict[str, Any]:
         "judge": headline([(s.pair.label, s.judgement.verdict) for s in scored]),
         "legacy": headline([(s.pair.label, s.legacy) for s in scored]),
     }
+    if any(s.arbitrated is not None for s in scored):
+        out["arbitrated"] = headline([(s.pair.label, s.arbitrated or "possible") for s in scored])
     if show_errors:
         out["errors"] = errors(scored)
     return out
@@ -257,11 +287,16 @@ def print_split(tier: str, split: str, figures: dict[str, Any], run: dict[str, A
         ),
         ("duplicates merged", "duplicates_merged", "duplicates_same", "duplicate_total"),
     )
-    print(f"{'':30} {'judge':>18}   {'legacy':>18}")
+    arbitrated = figures.get("arbitrated")
+    extra = f"   {'judge + arbiter':>18}" if arbitrated else ""
+    print(f"{'':30} {'judge':>18}   {'legacy':>18}{extra}")
     for title, key, part, whole in lines:
+        third = ""
+        if arbitrated:
+            third = f"   {_ratio(arbitrated[key], arbitrated[part], arbitrated[whole]):>18}"
         print(
             f"{title:30} {_ratio(ours[key], ours[part], ours[whole]):>18}"
-            f"   {_ratio(base[key], base[part], base[whole]):>18}"
+            f"   {_ratio(base[key], base[part], base[whole]):>18}{third}"
         )
     if "errors" in figures:
         wrong = figures["errors"]
@@ -301,7 +336,20 @@ def main() -> int:
         help="list every distinct pair judged same and every correction not judged same",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--arbiter-url", help="put unsure pairs to this OpenAI-compatible model")
+    parser.add_argument("--arbiter-model", help="the model named in arbitration requests")
+    parser.add_argument("--arbiter-timeout", type=float, default=3.0, help="seconds per pair")
     args = parser.parse_args()
+    arbiter = None
+    if args.arbiter_url:
+        arbiter = UpstreamArbiter(
+            Settings(
+                upstream_base_url=args.arbiter_url,
+                arbitration=True,
+                arbitration_model=args.arbiter_model,
+                arbitration_timeout=args.arbiter_timeout,
+            )
+        )
     tiers = _names(args.tiers, TIERS, parser)
     splits = _names(args.split, SPLITS, parser)
     corpus = {split: load(args.data / f"{split}.jsonl") for split in splits}
@@ -326,6 +374,8 @@ def main() -> int:
         for split, pairs in corpus.items():
             started = time.perf_counter()
             scored = score(pairs, embedder)
+            if arbiter is not None:
+                scored = arbitrate(scored, arbiter)
             print(
                 f"{tier}, {split}: {len(pairs)} pairs scored in"
                 f" {time.perf_counter() - started:.1f} s",
