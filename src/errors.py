@@ -62,6 +62,12 @@ class VersionConflict(InvalidInput):
     code = "version_conflict"
 
 
+class NothingToSplit(InvalidInput):
+    """A split named a version no later version replaced, or one split out already."""
+
+    code = "nothing_to_split"
+
+
 class MemoryForgotten(InvalidInput):
     code = "memory_forgotten"
 

@@ -9,7 +9,7 @@ import msgspec
 
 from ..clock import iso, parse_as_of_instant, parse_iso
 from ..errors import InvalidInput
-from ..memory import ChainView, ChunkRow, DocumentRow, LinkRow, VersionRow
+from ..memory import ChainView, ChunkRow, DocumentRow, ImportRow, LinkRow, VersionRow
 
 Content = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000)]
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -123,9 +123,15 @@ def version_json(row: VersionRow, *, windows: bool) -> dict[str, object]:
     return body
 
 
-def chain_json(chain: ChainView, links: Sequence[LinkRow] = ()) -> dict[str, object]:
-    """A chain with its versions and windows, and its links: memories it may update
-    (``possiblyUpdates``) and memories that may update it (``possiblyUpdatedBy``)."""
+def chain_json(
+    chain: ChainView,
+    links: Sequence[LinkRow] = (),
+    split_from: ImportRow | None = None,
+    split_into: Sequence[ImportRow] = (),
+) -> dict[str, object]:
+    """A chain with its versions and windows, its links (memories it may update,
+    ``possiblyUpdates``, and memories that may update it, ``possiblyUpdatedBy``) and its splits
+    (the version it was split from, the chains split from its versions)."""
     return {
         "id": chain.memory_id,
         "containerTag": chain.container_tag,
@@ -146,7 +152,15 @@ def chain_json(chain: ChainView, links: Sequence[LinkRow] = ()) -> dict[str, obj
             for link in links
             if link.target_memory_id == chain.memory_id
         ],
+        "splitFrom": None
+        if split_from is None
+        else {"id": split_from.source_id, "versionId": split_from.source_version_id},
+        "splitInto": [{"id": row.id, "versionId": row.source_version_id} for row in split_into],
     }
+
+
+class SplitMemory(_Body, frozen=True, kw_only=True):
+    version_id: MemoryId  # the version a later one replaced
 
 
 def _link_json(link: LinkRow, other: str) -> dict[str, object]:

@@ -24,6 +24,7 @@ from .models import (
     PostDocument,
     PutProfile,
     Search,
+    SplitMemory,
     WriteMemories,
     chain_json,
     chunk_json,
@@ -51,7 +52,15 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         chain = core.memories.chain(memory_id)
         if chain is None:
             raise NotFound(f"no memory {memory_id!r}")
-        return JSONResponse(chain_json(chain, core.memories.links_of(memory_id)))
+        memories = core.memories
+        return JSONResponse(
+            chain_json(
+                chain,
+                memories.links_of(memory_id),
+                split_from=next(iter(memories.imports_of("split", memory_id)), None),
+                split_into=memories.imported_from("split", memory_id),
+            )
+        )
 
     @router.post("/memories")
     async def write_memories(request: Request) -> Response:
@@ -111,6 +120,15 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
     async def restore_memory(memory_id: str) -> JSONResponse:
         await run_in_threadpool(core.chains.restore, memory_id, LOCAL)
         return chain_response(memory_id)
+
+    @router.post("/memories/{memory_id}/split", status_code=201)
+    async def split_memory(memory_id: str, request: Request) -> JSONResponse:
+        """A version a later one replaced, made a live chain of its own again."""
+        body = await read_json(request, SplitMemory, max_bytes=limit)
+        outcome = await run_in_threadpool(core.splits.split, memory_id, body.version_id, LOCAL)
+        response = chain_response(outcome.memory_id)
+        response.status_code = 201
+        return response
 
     @router.delete("/memories/{memory_id}")
     async def hard_delete_memory(memory_id: str) -> JSONResponse:

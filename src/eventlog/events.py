@@ -144,6 +144,24 @@ class MemoryEdited(Event, frozen=True, kw_only=True, tag="memory.edited"):
     observed_at: str | None = None
 
 
+class MemorySplit(Event, frozen=True, kw_only=True, tag="memory.split"):
+    """A version an older write decision took for an update of its chain (and so hid) was
+    split back out: a new live chain starts with a copy of it, sealed under its own key. The
+    source chain keeps its history; the copied version stays in it, superseded."""
+
+    memory_id: str  # the new chain
+    version_id: str
+    container_tag: str
+    content: Sealed
+    embedding: Sealed | None = None
+    metadata: Sealed | None = None
+    context: Sealed | None = None
+    is_static: bool = False
+    observed_at: str | None = None
+    source_memory_id: str  # the chain it was split from
+    source_version_id: str  # the version copied
+
+
 class ChainForgotten(Event, frozen=True, kw_only=True, tag="chain.forgotten"):
     """A whole chain was forgotten, reversibly, for a reason."""
 
@@ -159,12 +177,18 @@ class ChainRestored(Event, frozen=True, kw_only=True, tag="chain.restored"):
 
 
 class SubjectErased(Event, frozen=True, kw_only=True, tag="subject.erased"):
-    """A subject's data key was destroyed: its sealed fields are gone for good."""
+    """A subject's data key was destroyed: its sealed fields are gone for good.
+
+    Scope ``version``: one version of a chain whose text lives on in a chain split from it
+    (``memory.split``) was erased with that chain; the rest of its own chain was re-sealed
+    under a new key first (see ``docs/erasure.md``), so only that version's fields are gone.
+    """
 
     subject: str
-    scope: Literal["memory", "container", "document"]
+    scope: Literal["memory", "container", "document", "version"]
     memory_id: str | None = None
     container_tag: str | None = None
+    version_id: str | None = None  # with scope ``version``
 
 
 # --- recall and the proxy ------------------------------------------------------------------
@@ -384,6 +408,7 @@ AnyEvent: TypeAlias = (
     | MemoryLinked
     | MemoryArbitrated
     | MemoryEdited
+    | MemorySplit
     | ChainForgotten
     | ChainRestored
     | SubjectErased
@@ -407,6 +432,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     MemoryLinked,
     MemoryArbitrated,
     MemoryEdited,
+    MemorySplit,
     ChainForgotten,
     ChainRestored,
     SubjectErased,

@@ -7,6 +7,12 @@ name, so the subject can never silently get a new key) and compacts the store: L
 deleted values in freed pages, and only a compacting copy swapped in atomically removes them.
 The store is compacted at every open too, so a crash between a delete and its compaction
 cannot leave a key behind.
+
+A subject may also be *re-keyed* (``rekey``): its readable fields re-sealed under a new
+generation of it (``memory:<id>#2``), recorded here as a map from each old field (its subject
+and nonce) to its new ciphertext, and the old generation's key destroyed. What was left out
+of the re-sealing is then gone, the rest stays readable. It is how one version of a chain is
+erased while the rest of the chain lives on (``docs/erasure.md``).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ KEY_SIZE = 32
 CIPHER_CACHE = 4096
 _MAP_SIZE = 16 << 20
 _COMPACT_SUFFIX = ".compact"
+GENERATION_MARK = "#"  # memory:<id>#2: the second key of a re-keyed subject
 
 
 class KeyStore:
@@ -68,16 +75,22 @@ class KeyStore:
 
     def _open(self, *, readonly: bool = False) -> None:
         self._env: lmdb.Environment = open_env(
-            self._path, map_size=_MAP_SIZE, max_dbs=2, readonly=readonly
+            self._path, map_size=_MAP_SIZE, max_dbs=4, readonly=readonly
         )
         try:
             if readonly:  # handles opened in a read transaction die with it: none here
                 self._keys = self._env.open_db(b"keys", create=False)
                 self._tombstones = self._env.open_db(b"tombstones", create=False)
+                # A store that was never re-keyed has neither table.
+                self._generations = _optional_db(self._env, b"generations")
+                self._resealed = _optional_db(self._env, b"resealed")
             else:
                 with self._env.begin(write=True) as txn:
                     self._keys = self._env.open_db(b"keys", txn=txn)
                     self._tombstones = self._env.open_db(b"tombstones", txn=txn)
+                    self._generations = self._env.open_db(b"generations", txn=txn)
+                    self._resealed = self._env.open_db(b"resealed", txn=txn)
+            self._current = self._read_generations()
         except lmdb.Error as exc:
             self._env.close()
             raise storage_failure(exc) from exc
@@ -160,25 +173,89 @@ class KeyStore:
             self._unused.update(subjects)
 
     def is_destroyed(self, subject: str) -> bool:
+        """Whether the subject was erased (a re-keyed subject lives on in its generation)."""
+        current = self.current(subject)
         with self._lock, self._env.begin(db=self._tombstones) as txn:
-            return txn.get(_tombstone(subject)) is not None
+            return txn.get(_tombstone(current)) is not None
 
-    def destroy(self, subject: str) -> bool:
-        """Destroy the subject's key and compact the store; True if a key existed."""
+    def current(self, subject: str) -> str:
+        """The generation of ``subject`` new fields are sealed under: itself until re-keyed."""
+        return self._current.get(subject, subject)
+
+    def next_generation(self, subject: str) -> str:
+        """The name the next ``rekey`` of ``subject`` seals under."""
+        current = self.current(subject)
+        _, _, number = current.rpartition(GENERATION_MARK)
+        generation = int(number) + 1 if current != subject and number.isdigit() else 2
+        return f"{subject}{GENERATION_MARK}{generation}"
+
+    def resealed(self, subject: str, nonce: bytes) -> bytes | None:
+        """The new ciphertext (encoded) of a field re-sealed when its subject was re-keyed."""
+        if self._resealed is None:
+            return None
+        with self._env.begin(db=self._resealed) as txn:
+            raw = txn.get(_field(subject, nonce))
+        return None if raw is None else bytes(raw)
+
+    def rekey(
+        self, subject: str, generation: str, moved: Sequence[tuple[str, bytes, bytes]]
+    ) -> None:
+        """Record ``moved`` (each old field's subject, nonce and new encoded ciphertext, sealed
+        under ``generation``) and make ``generation`` the subject's current one, in one durable
+        commit; then destroy every older generation's key. Only what was moved stays readable."""
         with self._lock:
             if self._failure is not None:
                 raise self._failure
-            self._cache.pop(subject, None)
-            self._ciphers.pop(subject, None)
+            older = [subject, *self._generations_of(subject, below=generation)]
             try:
                 with self._env.begin(write=True) as txn:
-                    existed = bool(txn.delete(subject.encode(), db=self._keys))
-                    txn.put(_tombstone(subject), b"", db=self._tombstones)
+                    for old_subject, nonce, new in moved:
+                        txn.put(_field(old_subject, nonce), new, db=self._resealed)
+                    txn.put(subject.encode(), generation.encode(), db=self._generations)
+            except lmdb.Error as exc:
+                self._failure = storage_failure(exc)
+                raise self._failure from exc
+            self._current[subject] = generation
+        self._destroy_keys(older)
+
+    def destroy(self, subject: str) -> bool:
+        """Destroy the subject's key, and those of all its generations, and compact the
+        store; True if a key existed."""
+        return self._destroy_keys([subject, *self._generations_of(subject, below=None)])
+
+    def _generations_of(self, subject: str, *, below: str | None) -> list[str]:
+        """The generation names of ``subject`` up to its current one (or below ``below``)."""
+        current = self.current(subject)
+        if current == subject:
+            return []
+        last = int(current.rpartition(GENERATION_MARK)[2])
+        if below is not None:
+            last = min(last, int(below.rpartition(GENERATION_MARK)[2]) - 1)
+        return [f"{subject}{GENERATION_MARK}{n}" for n in range(2, last + 1)]
+
+    def _destroy_keys(self, subjects: Sequence[str]) -> bool:
+        with self._lock:
+            if self._failure is not None:
+                raise self._failure
+            existed = False
+            try:
+                with self._env.begin(write=True) as txn:
+                    for subject in subjects:
+                        self._cache.pop(subject, None)
+                        self._ciphers.pop(subject, None)
+                        existed = bool(txn.delete(subject.encode(), db=self._keys)) or existed
+                        txn.put(_tombstone(subject), b"", db=self._tombstones)
             except lmdb.Error as exc:
                 self._failure = storage_failure(exc)
                 raise self._failure from exc
             self._compact()
         return existed
+
+    def _read_generations(self) -> dict[str, str]:
+        if self._generations is None:
+            return {}
+        with self._env.begin(db=self._generations) as txn:
+            return {bytes(k).decode(): bytes(v).decode() for k, v in txn.cursor()}
 
     def close(self) -> None:
         self._creator.close()
@@ -243,6 +320,17 @@ class KeyStore:
         fsync_path(self._path)
         shutil.rmtree(staging)
         self._open()
+
+
+def _field(subject: str, nonce: bytes) -> bytes:
+    return subject.encode() + b"\0" + nonce
+
+
+def _optional_db(env: lmdb.Environment, name: bytes) -> lmdb._Database | None:
+    try:
+        return env.open_db(name, create=False)
+    except lmdb.NotFoundError:
+        return None
 
 
 def _tombstone(subject: str) -> bytes:

@@ -26,6 +26,7 @@ from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import VersionRow
 from .gate import Gate
 from .record import Recorder
+from .splitting import Splits
 from .submitted import WriteOutcome
 from .versions import NewMemory, new_id, version_fields
 
@@ -40,7 +41,9 @@ class Chains:
         sealer: Sealer,
         memories: MemoryProjection,
         embedder: Embedder,
+        splits: Splits,
     ) -> None:
+        self._splits = splits
         self._recorder = recorder
         self._gate = gate
         self._keys = keys
@@ -88,9 +91,10 @@ class Chains:
 
     def forget(self, memory_id: str, reason: str, actor: Actor) -> int:
         chain = self._existing(memory_id)
-        sealed = self._sealer.seal_text(memory_subject(memory_id), reason)
         with self._gate.lock(chain.container_tag):
             self._gate.settle(chain.container_tag)
+            # Sealed under the lock: an erase of a chain split from this one may re-key it.
+            sealed = self._sealer.seal_text(memory_subject(memory_id), reason)
             return self._record(actor, ChainForgotten(memory_id=memory_id, reason=sealed))
 
     def restore(self, memory_id: str, actor: Actor) -> int:
@@ -100,10 +104,13 @@ class Chains:
             return self._record(actor, ChainRestored(memory_id=memory_id))
 
     def erase(self, memory_id: str, actor: Actor) -> int:
-        """Hard delete: destroy the chain's key, then record it; projections purge the text."""
+        """Hard delete: destroy the chain's key, then record it; projections purge the text.
+        A chain split from another takes its copied text out of that one's history too
+        (``splitting.py``)."""
         chain = self._existing(memory_id)
         with self._gate.lock(chain.container_tag):
             self._gate.settle(chain.container_tag)
+            also = self._splits.erasure_drafts(memory_id, actor)
             self._keys.destroy(memory_subject(memory_id))
             event = SubjectErased(
                 subject=memory_subject(memory_id),
@@ -111,7 +118,7 @@ class Chains:
                 memory_id=memory_id,
                 container_tag=chain.container_tag,
             )
-            return self._record(actor, event)
+            return self._recorder.record([Draft(actor, event), *also]).seqs[0]
 
     def set_profile(
         self, container_tag: str, static: list[str], dynamic: list[str], actor: Actor

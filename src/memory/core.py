@@ -30,6 +30,7 @@ from .gate import Gate
 from .recall import Recall, live_scope
 from .record import Recorder
 from .sameness import gates_for
+from .splitting import Splits
 from .writes import Writes
 
 SYSTEM = Actor(agent_id="mnemolog", protocol="system")
@@ -111,6 +112,14 @@ class Core:
             nearest=_LiveNearest(self.memories, self.vectors),
             gates=gates_for(self.embedder.identity.name, settings.supersede_threshold),
         )
+        self.splits = Splits(
+            recorder=self._recorder,
+            gate=gate,
+            log=log,
+            keys=keys,
+            sealer=sealer,
+            memories=self.memories,
+        )
         self.chains = Chains(
             recorder=self._recorder,
             gate=gate,
@@ -118,6 +127,7 @@ class Core:
             sealer=sealer,
             memories=self.memories,
             embedder=self.embedder,
+            splits=self.splits,
         )
         self.ingest = Ingest(
             recorder=self._recorder,

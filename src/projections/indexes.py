@@ -31,6 +31,7 @@ from ..eventlog.events import (
     DocumentIngested,
     MemoryEdited,
     MemoryImported,
+    MemorySplit,
     MemorySuperseded,
     MemoryWritten,
     SubjectErased,
@@ -73,7 +74,7 @@ class IndexSource(Protocol):
         ...
 
 
-_VersionEvent = MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported
+_VersionEvent = MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported | MemorySplit
 
 
 def _version_event(stored: StoredRecord) -> _VersionEvent | None:
@@ -101,6 +102,9 @@ class MemorySource:
     def erased(self, event: SubjectErased) -> list[int]:
         """Every version of the chain, or of the container: the memories projection keeps
         erased versions' rows (without their text), so their labels are still known."""
+        if event.scope == "version" and event.version_id is not None:
+            found = self._memories.by_version_ids([event.version_id])
+            return [row.row_id for row in found.values()]
         if event.scope == "memory" and event.memory_id is not None:
             chain = self._memories.chain(event.memory_id)
             return [] if chain is None else [v.row_id for v in chain.versions]

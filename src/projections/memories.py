@@ -24,6 +24,7 @@ from ..eventlog.events import (
     MemoryEdited,
     MemoryImported,
     MemoryLinked,
+    MemorySplit,
     MemorySuperseded,
     MemoryWritten,
     ProfileUpdated,
@@ -41,6 +42,7 @@ class MemoryProjection(MemoryQueries):
     schema_version = 3  # 2: versions.context; 3: links
     folds = (
         MemoryWritten,
+        MemorySplit,
         MemoryDeduplicated,
         MemorySuperseded,
         MemoryLinked,
@@ -116,11 +118,22 @@ class MemoryProjection(MemoryQueries):
         record = stored.record
         event = record.event
         memory_id = getattr(event, "memory_id", None)
-        if isinstance(event, MemoryWritten) and memory_id not in self._touched:
+        if isinstance(event, MemoryWritten | MemorySplit) and memory_id not in self._touched:
             self._born[event.memory_id] = (event.container_tag, record.seq)
         elif isinstance(memory_id, str):
             self._touched.add(memory_id)
-        if isinstance(event, MemoryWritten):
+        if isinstance(event, MemorySplit):
+            # Where the chain came from, as an import notes its source: the split's version
+            # (``source_version_id``) of the chain it was split from.
+            self._note_import(
+                record.seq,
+                "split",
+                event.memory_id,
+                event.source_memory_id,
+                event.source_version_id,
+                None,
+            )
+        if isinstance(event, MemoryWritten | MemorySplit):
             # A new chain touches no row another event reads: held back and inserted with the
             # rest of the run (before any other event is folded, so the order is kept).
             self._written.append(
@@ -276,7 +289,7 @@ class MemoryProjection(MemoryQueries):
     def _insert_version(
         self,
         stored: StoredRecord,
-        event: MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported,
+        event: MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported | MemorySplit,
         *,
         version: int,
         window: tuple[int, int | None] | None = None,
@@ -290,7 +303,7 @@ class MemoryProjection(MemoryQueries):
     def _version_rows(
         self,
         stored: StoredRecord,
-        event: MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported,
+        event: MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported | MemorySplit,
         *,
         version: int,
         window: tuple[int, int | None] | None = None,
@@ -324,6 +337,19 @@ class MemoryProjection(MemoryQueries):
         return row, None if vector is None else (record.seq, vector)
 
     def _erase(self, event: SubjectErased) -> bool:
+        if event.scope == "version" and event.version_id is not None:
+            # One version's text, erased with the chain split from it; its chain lives on.
+            self._conn.execute(
+                "DELETE FROM vectors WHERE row_id IN"
+                " (SELECT row_id FROM versions WHERE version_id = ?)",
+                (event.version_id,),
+            )
+            self._conn.execute(
+                "UPDATE versions SET content = NULL, content_hash = NULL, metadata = NULL,"
+                " context = NULL WHERE version_id = ?",
+                (event.version_id,),
+            )
+            return True
         if event.scope == "memory" and event.memory_id is not None:
             where, arg = "memory_id = ?", event.memory_id
         elif event.scope == "container" and event.container_tag is not None:

@@ -173,6 +173,8 @@ class Snapshots:
             where, arg = "memory_id = ?", event.memory_id
         elif event.scope == "container" and event.container_tag is not None:
             where, arg = "container_tag = ?", event.container_tag
+        elif event.scope == "version" and event.version_id is not None:
+            where, arg = "version_id = ?", event.version_id
         else:
             return
         if self._scratch is not None:
@@ -190,10 +192,13 @@ class Snapshots:
                     )
                     conn.execute(
                         f"UPDATE versions SET content = NULL, content_hash = NULL,"
-                        f" metadata = NULL WHERE {where}",
+                        f" metadata = NULL, context = NULL WHERE {where}",
                         (arg,),
                     )
-                    conn.execute(f"UPDATE chains SET forgotten_reason = NULL WHERE {where}", (arg,))
+                    if event.scope != "version":  # a version's chain keeps its reason
+                        conn.execute(
+                            f"UPDATE chains SET forgotten_reason = NULL WHERE {where}", (arg,)
+                        )
                     if event.scope == "container":
                         conn.execute("UPDATE profiles SET profile = NULL WHERE " + where, (arg,))
                     conn.execute("COMMIT")

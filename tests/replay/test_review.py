@@ -81,3 +81,46 @@ def test_the_supersedes_that_hid_another_fact_are_listed(tmp_path: Path) -> None
         main, ["review-supersedes", "--data-dir", str(data_dir), "--container", "x"]
     )
     assert "0 of 0 automatic supersedes" in other.output
+
+
+def test_apply_splits_each_hidden_version_once_and_the_dry_run_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"
+    runtime = Runtime(Settings(data_dir=data_dir, embedder="fast"))
+    try:
+        (alpha,) = (
+            o.memory_id
+            for o in runtime.core.writes.write(
+                "t", [NewMemory(content="The alpha service listens on port 5432.")], ACTOR
+            )
+        )
+        supersede(runtime, "t", alpha, "The beta service listens on port 5432.", None)
+        head = runtime.log.head().seq
+    finally:
+        runtime.close()
+
+    dry = CliRunner().invoke(main, ["review-supersedes", "--data-dir", str(data_dir)])
+    assert dry.exit_code == 0 and "1 not split yet" in dry.output
+    applied = CliRunner().invoke(
+        main, ["review-supersedes", "--data-dir", str(data_dir), "--apply"]
+    )
+    assert applied.exit_code == 0, applied.output
+    assert "1 versions split" in applied.output
+
+    runtime = Runtime(Settings(data_dir=data_dir, embedder="fast"))
+    try:
+        assert runtime.log.head().seq == head + 1
+        (split,) = runtime.core.memories.imported_from("split", alpha)
+        chain = runtime.core.memories.chain(split.id)
+        assert chain is not None
+        assert [v.content for v in chain.versions] == ["The alpha service listens on port 5432."]
+    finally:
+        runtime.close()
+    again = CliRunner().invoke(
+        main, ["review-supersedes", "--data-dir", str(data_dir), "--apply", "--json"]
+    )
+    assert again.exit_code == 0, again.output
+    listed = json.loads(again.output.splitlines()[0])
+    assert listed["findings"][0]["split_into"] == split.id
+    assert "0 versions split" in again.output

@@ -1,0 +1,195 @@
+"""Splitting a version back out of the chain that hid it, and erasing what a split shares.
+
+An older write decision took any close text for an update: "The beta service listens on port
+5432" became version 2 of "The alpha service listens on port 5432", and hid it. A split makes
+the hidden version live again as a chain of its own (``memory.split``): a copy of its fields,
+sealed under the new chain's key. The source chain's history is kept as it was (the log is
+never rewritten); the version stays in it, superseded, and the two chains name each other.
+
+Both chains now hold the copied text: the new chain under its own key, the source chain (in
+the event that first made the version) under the source's. Erasing the source destroys its key
+and leaves the new chain whole. Erasing the new chain must also erase the text in the source's
+history without touching the rest of that chain: every other field of the source chain is
+re-sealed under a new generation of its key (``KeyStore.rekey``), the old generation is
+destroyed, and a ``subject.erased`` of scope ``version`` tells the projections to drop that one
+version's text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import msgspec
+
+from ..errors import KeyDestroyed, NotFound, NothingToSplit
+from ..eventlog import Actor, Draft, EventLog, KeyStore, Sealer
+from ..eventlog.events import (
+    AnyEvent,
+    MemoryEdited,
+    MemoryImported,
+    MemorySplit,
+    MemorySuperseded,
+    MemoryWritten,
+    Sealed,
+    SubjectErased,
+)
+from ..eventlog.sealing import encode_sealed
+from ..eventlog.subjects import memory_subject
+from ..projections.memories import MemoryProjection
+from .gate import Gate
+from .record import Recorder
+from .submitted import WriteOutcome
+from .versions import new_id
+
+_VersionEvent = MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported | MemorySplit
+# Event fields that name another version: the evidence of such an event holds its words.
+_VERSION_FIELDS = ("supersedes_version_id", "target_version_id")
+
+
+class Splits:
+    def __init__(
+        self,
+        *,
+        recorder: Recorder,
+        gate: Gate,
+        log: EventLog,
+        keys: KeyStore,
+        sealer: Sealer,
+        memories: MemoryProjection,
+    ) -> None:
+        self._recorder = recorder
+        self._gate = gate
+        self._log = log
+        self._keys = keys
+        self._sealer = sealer
+        self._memories = memories
+
+    def split(self, memory_id: str, version_id: str, actor: Actor) -> WriteOutcome:
+        """A new live chain from a version a later version of ``memory_id`` replaced."""
+        latest = self._memories.latest(memory_id)
+        if latest is None:
+            raise NotFound(f"no memory {memory_id!r}")
+        if latest.erased:
+            raise KeyDestroyed(f"memory {memory_id!r} was erased")
+        container_tag = latest.container_tag
+        with self._gate.lock(container_tag):
+            self._gate.settle(container_tag)
+            chain = self._memories.chain(memory_id)
+            assert chain is not None  # chains are never deleted, only erased
+            version = next((v for v in chain.versions if v.version_id == version_id), None)
+            if version is None:
+                raise NotFound(f"memory {memory_id!r} has no version {version_id!r}")
+            if version.valid_to is None:
+                raise NothingToSplit(
+                    f"version {version_id!r} is the current version of {memory_id!r}:"
+                    " no later version replaced it"
+                )
+            done = [r for r in self._memories.imported_from("split", memory_id)]
+            earlier = next((r for r in done if r.source_version_id == version_id), None)
+            if earlier is not None:
+                raise NothingToSplit(
+                    f"version {version_id!r} was split out already, into {earlier.id!r}"
+                )
+            made = self._origin(version.row_id)
+            new_memory = new_id("mem")
+            subject = memory_subject(new_memory)
+            content = self._sealer.open(made.content)
+            if content is None:
+                raise KeyDestroyed(f"version {version_id!r} of {memory_id!r} was erased")
+            new_version = new_id("ver")
+            event = MemorySplit(
+                memory_id=new_memory,
+                version_id=new_version,
+                container_tag=container_tag,
+                is_static=made.is_static,
+                observed_at=made.observed_at,
+                source_memory_id=memory_id,
+                source_version_id=version_id,
+                content=self._sealer.seal(subject, content),
+                embedding=self._copy(made.embedding, subject),
+                metadata=self._copy(made.metadata, subject),
+                context=self._copy(made.context, subject),
+            )
+            seq = self._recorder.record([Draft(actor, event)]).seqs[0]
+        return WriteOutcome(
+            memory_id=new_memory, version_id=new_version, version=1, status="created", seq=seq
+        )
+
+    def erasure_drafts(self, memory_id: str, actor: Actor) -> list[Draft]:
+        """Called under the container's lock, before ``memory_id``'s key is destroyed: when the
+        chain was split from a chain still live, that chain is re-keyed without the copied
+        version, and the drafts say so (a ``subject.erased`` of scope ``version``)."""
+        origin = next(iter(self._memories.imports_of("split", memory_id)), None)
+        if origin is None or origin.source_version_id is None:
+            return []
+        source = self._memories.chain(origin.source_id)
+        if source is None or source.erased:
+            return []  # its key, and the text it held, are gone already
+        self._rekey_without(origin.source_id, origin.source_version_id, source.versions[0].row_id)
+        return [
+            Draft(
+                actor,
+                SubjectErased(
+                    subject=memory_subject(origin.source_id),
+                    scope="version",
+                    memory_id=origin.source_id,
+                    container_tag=source.container_tag,
+                    version_id=origin.source_version_id,
+                ),
+            )
+        ]
+
+    def _origin(self, seq: int) -> _VersionEvent:
+        """The event that made a version (its row id is that event's seq)."""
+        stored = next(iter(self._log.read(seq, limit=1)), None)
+        event = None if stored is None or stored.seq != seq else stored.record.event
+        if not isinstance(event, _VersionEvent):
+            raise NotFound(f"no version was made at seq {seq}")
+        return event
+
+    def _copy(self, sealed: Sealed | None, subject: str) -> Sealed | None:
+        """A sealed field opened and sealed again under ``subject``."""
+        opened = None if sealed is None else self._sealer.open(sealed)
+        return None if opened is None else self._sealer.seal(subject, opened)
+
+    def _rekey_without(self, memory_id: str, version_id: str, from_seq: int) -> None:
+        """Re-seal every readable field of the chain under a new generation of its key, but
+        the erased version's own fields and the evidence of events about it (the words that
+        differed, its words among them); then destroy the old generation."""
+        subject = memory_subject(memory_id)
+        generation = self._keys.next_generation(subject)
+        moved: list[tuple[str, bytes, bytes]] = []
+        for stored in self._log.read(from_seq):
+            for sealed in _kept_fields(stored.record.event, version_id):
+                if sealed.subject != subject and not sealed.subject.startswith(subject + "#"):
+                    continue
+                plaintext = self._sealer.open(sealed)
+                if plaintext is not None:
+                    new = self._sealer.seal(generation, plaintext)
+                    moved.append((sealed.subject, sealed.nonce, encode_sealed(new)))
+        self._keys.rekey(subject, generation, moved)
+
+
+def _kept_fields(event: AnyEvent, version_id: str) -> Iterator[Sealed]:
+    """The sealed fields of an event that hold nothing of version ``version_id``."""
+    if getattr(event, "version_id", None) == version_id:
+        return  # the version itself (or a dedup, a link, a ruling made by it)
+    about = any(getattr(event, name, None) == version_id for name in _VERSION_FIELDS)
+    for name in event.__struct_fields__:
+        value = getattr(event, name)
+        if isinstance(value, Sealed):
+            yield value
+        elif not about and isinstance(value, msgspec.Struct | list):
+            yield from _sealed_fields(value)  # nested: a supersede's or a link's evidence
+
+
+def _sealed_fields(value: msgspec.Struct | list[object]) -> Iterator[Sealed]:
+    """Every sealed field of a value, nested ones included."""
+    items = (
+        value if isinstance(value, list) else [getattr(value, f) for f in value.__struct_fields__]
+    )
+    for item in items:
+        if isinstance(item, Sealed):
+            yield item
+        elif isinstance(item, msgspec.Struct | list):
+            yield from _sealed_fields(item)
