@@ -9,7 +9,7 @@ import msgspec
 
 from ..clock import iso, parse_as_of_instant, parse_iso
 from ..errors import InvalidInput
-from ..memory import ChainView, ChunkRow, DocumentRow, ImportRow, LinkRow, VersionRow
+from ..memory import ChainView, ChunkRow, DocumentRow, LinkRow, SplitRow, VersionRow
 
 Content = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000)]
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -126,8 +126,8 @@ def version_json(row: VersionRow, *, windows: bool) -> dict[str, object]:
 def chain_json(
     chain: ChainView,
     links: Sequence[LinkRow] = (),
-    split_from: ImportRow | None = None,
-    split_into: Sequence[ImportRow] = (),
+    split_from: SplitRow | None = None,
+    split_into: Sequence[SplitRow] = (),
 ) -> dict[str, object]:
     """A chain with its versions and windows, its links (memories it may update,
     ``possiblyUpdates``, and memories that may update it, ``possiblyUpdatedBy``) and its splits
@@ -154,8 +154,10 @@ def chain_json(
         ],
         "splitFrom": None
         if split_from is None
-        else {"id": split_from.source_id, "versionId": split_from.source_version_id},
-        "splitInto": [{"id": row.id, "versionId": row.source_version_id} for row in split_into],
+        else {"id": split_from.source_memory_id, "versionId": split_from.source_version_id},
+        "splitInto": [
+            {"id": row.memory_id, "versionId": row.source_version_id} for row in split_into
+        ],
     }
 
 

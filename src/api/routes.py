@@ -57,8 +57,8 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
             chain_json(
                 chain,
                 memories.links_of(memory_id),
-                split_from=next(iter(memories.imports_of("split", memory_id)), None),
-                split_into=memories.imported_from("split", memory_id),
+                split_from=memories.split_from(memory_id),
+                split_into=memories.split_into(memory_id),
             )
         )
 

@@ -391,6 +391,10 @@ class MemoryImported(Event, frozen=True, kw_only=True, tag="memory.imported"):
     observed_at: str | None = None
     chain: ImportedChain | None = None
     origin: ImportOrigin | None = None
+    # On a chain's first version, when the file says the chain was split from a version of
+    # another chain of the file that is in the store: that chain and version, in the store.
+    split_from_memory_id: str | None = None
+    split_from_version_id: str | None = None
 
 
 class DocumentImported(Event, frozen=True, kw_only=True, tag="document.imported"):

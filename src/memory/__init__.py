@@ -7,7 +7,7 @@ requests and outcomes they take and give, and the read models' row types they sh
 
 from ..projections.documents import ChunkRow, DocumentProjection, DocumentRow
 from ..projections.memories import MemoryProjection
-from ..projections.memory_rows import ChainView, ImportRow, LinkRow, VersionRow
+from ..projections.memory_rows import ChainView, ImportRow, LinkRow, SplitRow, VersionRow
 from ..projections.traces import Trace, TurnTrace
 from .chains import Chains
 from .core import Core
@@ -52,6 +52,7 @@ __all__ = [
     "RecallRequest",
     "RecallResult",
     "RenderedMemory",
+    "SplitRow",
     "Trace",
     "TurnTrace",
     "VersionRow",

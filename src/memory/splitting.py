@@ -84,11 +84,11 @@ class Splits:
                     f"version {version_id!r} is the current version of {memory_id!r}:"
                     " no later version replaced it"
                 )
-            done = [r for r in self._memories.imported_from("split", memory_id)]
+            done = self._memories.split_into(memory_id)
             earlier = next((r for r in done if r.source_version_id == version_id), None)
             if earlier is not None:
                 raise NothingToSplit(
-                    f"version {version_id!r} was split out already, into {earlier.id!r}"
+                    f"version {version_id!r} was split out already, into {earlier.memory_id!r}"
                 )
             made = self._origin(version.row_id)
             new_memory = new_id("mem")
@@ -119,20 +119,22 @@ class Splits:
         """Called under the container's lock, before ``memory_id``'s key is destroyed: when the
         chain was split from a chain still live, that chain is re-keyed without the copied
         version, and the drafts say so (a ``subject.erased`` of scope ``version``)."""
-        origin = next(iter(self._memories.imports_of("split", memory_id)), None)
-        if origin is None or origin.source_version_id is None:
+        origin = self._memories.split_from(memory_id)
+        if origin is None:
             return []
-        source = self._memories.chain(origin.source_id)
+        source = self._memories.chain(origin.source_memory_id)
         if source is None or source.erased:
             return []  # its key, and the text it held, are gone already
-        self._rekey_without(origin.source_id, origin.source_version_id, source.versions[0].row_id)
+        self._rekey_without(
+            origin.source_memory_id, origin.source_version_id, source.versions[0].row_id
+        )
         return [
             Draft(
                 actor,
                 SubjectErased(
-                    subject=memory_subject(origin.source_id),
+                    subject=memory_subject(origin.source_memory_id),
                     scope="version",
-                    memory_id=origin.source_id,
+                    memory_id=origin.source_memory_id,
                     container_tag=source.container_tag,
                     version_id=origin.source_version_id,
                 ),

@@ -14,7 +14,7 @@ import msgspec
 
 from ..clock import iso
 from ..memory import ChainView, DocumentProjection, DocumentRow, ImportRow, MemoryProjection
-from .format import Chain, Document, Export, Link, Profile, Provenance, Version
+from .format import Chain, Document, Export, Link, Profile, Provenance, SplitSource, Version
 
 _PAGE = 500
 
@@ -39,6 +39,10 @@ def export(
         ]
         if chain is not None and links:
             chain = msgspec.structs.replace(chain, possibly_updates=links)
+        split = memories.split_from(memory_id)
+        if chain is not None and split is not None:
+            source = SplitSource(id=split.source_memory_id, version_id=split.source_version_id)
+            chain = msgspec.structs.replace(chain, split_from=source)
         if chain is not None:
             chains.append(chain)
     profiles = [

@@ -61,6 +61,13 @@ class Link(_Doc, frozen=True, kw_only=True):
     reason: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 
 
+class SplitSource(_Doc, frozen=True, kw_only=True):
+    """The version of another chain of the file this chain was split from (``memory.split``)."""
+
+    id: Id
+    version_id: Id
+
+
 class Chain(_Doc, frozen=True, kw_only=True):
     id: Id
     container_tag: Tag
@@ -74,6 +81,8 @@ class Chain(_Doc, frozen=True, kw_only=True):
     possibly_updates: Annotated[list[Link], msgspec.Meta(max_length=1000)] | msgspec.UnsetType = (
         msgspec.UNSET
     )
+    # mnemolog's extension, unset when the chain was not split from another.
+    split_from: SplitSource | msgspec.UnsetType = msgspec.UNSET
 
 
 class Profile(_Doc, frozen=True, kw_only=True):

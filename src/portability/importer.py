@@ -43,6 +43,7 @@ from .format import (
     Envelope,
     Profile,
     Provenance,
+    SplitSource,
     check_chain,
     decode_item,
     instant,
@@ -225,7 +226,8 @@ class Importer:
         for container_tag, plans in by_container.items():
 
             def build(ids: Sequence[str], plans: list[_Planned] = plans) -> list[list[AnyEvent]]:
-                return [self._events(p, i) for p, i in zip(plans, ids, strict=True)]
+                built = [self._events(p, i) for p, i in zip(plans, ids, strict=True)]
+                return self._with_splits(plans, built)
 
             outcomes = self._ingest.import_chains(container_tag, len(plans), build, actor)
             for plan, outcome in zip(plans, outcomes, strict=True):
@@ -290,6 +292,39 @@ class Importer:
                 )
         for container_tag, events in by_container.items():
             self._ingest.import_links(container_tag, events, actor)
+
+    def _with_splits(
+        self, plans: list[_Planned], built: list[list[AnyEvent]]
+    ) -> list[list[AnyEvent]]:
+        """Each chain the file says was split from a version of another: that version named
+        on its first event, when its chain is in the store (written now, earlier in the file,
+        or there already under its own id). Otherwise the chain comes in without it."""
+        made: dict[tuple[str, str | None], tuple[str, str]] = {}
+        for plan, events in zip(plans, built, strict=True):
+            for version, event in zip(plan.checked.chain.versions, events, strict=True):
+                assert isinstance(event, MemoryImported)
+                made[(plan.checked.chain.id, version.id)] = (event.memory_id, event.version_id)
+        out = []
+        for plan, events in zip(plans, built, strict=True):
+            source = plan.checked.chain.split_from
+            if not isinstance(source, msgspec.UnsetType):
+                found = made.get((source.id, source.version_id)) or self._native(source)
+                if found is not None:
+                    first = msgspec.structs.replace(
+                        events[0], split_from_memory_id=found[0], split_from_version_id=found[1]
+                    )
+                    events = [first, *events[1:]]
+            out.append(events)
+        return out
+
+    def _native(self, source: SplitSource) -> tuple[str, str] | None:
+        """The version a split chain came from, if this store holds it under the same ids."""
+        chain = self._memories.chain(source.id)
+        if chain is None or chain.erased:
+            return None
+        if not any(v.version_id == source.version_id for v in chain.versions):
+            return None
+        return source.id, source.version_id
 
     def _events(self, plan: _Planned, memory_id: str) -> list[AnyEvent]:
         checked = plan.checked

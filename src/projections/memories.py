@@ -39,7 +39,7 @@ class MemoryProjection(MemoryQueries):
 
     name = "memories"
     schema = SCHEMA
-    schema_version = 3  # 2: versions.context; 3: links
+    schema_version = 4  # 2: versions.context; 3: links; 4: splits
     folds = (
         MemoryWritten,
         MemorySplit,
@@ -123,15 +123,8 @@ class MemoryProjection(MemoryQueries):
         elif isinstance(memory_id, str):
             self._touched.add(memory_id)
         if isinstance(event, MemorySplit):
-            # Where the chain came from, as an import notes its source: the split's version
-            # (``source_version_id``) of the chain it was split from.
-            self._note_import(
-                record.seq,
-                "split",
-                event.memory_id,
-                event.source_memory_id,
-                event.source_version_id,
-                None,
+            self._note_split(
+                record.seq, event.memory_id, event.source_memory_id, event.source_version_id
             )
         if isinstance(event, MemoryWritten | MemorySplit):
             # A new chain touches no row another event reads: held back and inserted with the
@@ -252,6 +245,10 @@ class MemoryProjection(MemoryQueries):
         self._insert_version(
             stored, event, version=event.version, window=(event.valid_from, event.valid_to)
         )
+        if event.split_from_memory_id is not None and event.split_from_version_id is not None:
+            self._note_split(
+                stored.seq, event.memory_id, event.split_from_memory_id, event.split_from_version_id
+            )
         self._note_import(
             stored.seq,
             "memory",
@@ -259,6 +256,11 @@ class MemoryProjection(MemoryQueries):
             event.source_memory_id,
             event.source_version_id,
             event.origin,
+        )
+
+    def _note_split(self, seq: int, memory_id: str, source: str, source_version: str) -> None:
+        self._conn.execute(
+            "INSERT INTO splits VALUES (?, ?, ?, ?)", (seq, memory_id, source, source_version)
         )
 
     def _note_import(

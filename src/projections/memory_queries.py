@@ -16,6 +16,7 @@ from .memory_rows import (
     ChainView,
     ImportRow,
     LinkRow,
+    SplitRow,
     VersionRow,
     content_hash,
     decode_version,
@@ -316,6 +317,27 @@ class MemoryQueries(SqliteProjection):
             for r in rows
         ]
 
+    def split_from(self, memory_id: str) -> SplitRow | None:
+        """The version a chain was split from, if it was."""
+        found = self._splits("memory_id = ?", memory_id)
+        return found[0] if found else None
+
+    def split_into(self, memory_id: str) -> list[SplitRow]:
+        """The chains split from a chain's versions, oldest first."""
+        return self._splits("source_memory_id = ?", memory_id)
+
+    def _splits(self, where: str, memory_id: str) -> list[SplitRow]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq, memory_id, source_memory_id, source_version_id FROM splits"
+                f" WHERE {where} ORDER BY seq",
+                (memory_id,),
+            ).fetchall()
+        return [
+            SplitRow(seq=r[0], memory_id=r[1], source_memory_id=r[2], source_version_id=r[3])
+            for r in rows
+        ]
+
     def links_among(self, row_ids: Sequence[int]) -> list[tuple[int, int]]:
         """(newer, older) pairs of the given versions whose chains are linked: the newer
         chain may update the older one."""
@@ -367,6 +389,7 @@ class MemoryQueries(SqliteProjection):
                     "profiles",
                     "imports",
                     "links",
+                    "splits",
                 )
             }
 

@@ -6,7 +6,8 @@ provenance; ``row_id`` is the seq of the event that made it, and the label of th
 the vector and full-text indexes), ``vectors`` (each version's embedding, read back for
 diversity reordering), ``imports`` (where imported versions and documents came from),
 ``dedups``, ``links`` (a newer memory that may update an older one: both live, the older
-marked possibly outdated) and ``meta``. A chain's versions form a gapless timeline in
+marked possibly outdated), ``splits`` (a chain started from a version of another) and
+``meta``. A chain's versions form a gapless timeline in
 log time: ``valid_from`` inclusive, ``valid_to`` exclusive, stamped from one event.
 """
 
@@ -94,6 +95,14 @@ CREATE TABLE IF NOT EXISTS links (
 );
 CREATE INDEX IF NOT EXISTS links_by_memory ON links(memory_id);
 CREATE INDEX IF NOT EXISTS links_by_target ON links(target_memory_id);
+CREATE TABLE IF NOT EXISTS splits (
+    seq INTEGER PRIMARY KEY,
+    memory_id TEXT NOT NULL,
+    source_memory_id TEXT NOT NULL,
+    source_version_id TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS splits_by_memory ON splits(memory_id);
+CREATE INDEX IF NOT EXISTS splits_by_source ON splits(source_memory_id);
 CREATE TABLE IF NOT EXISTS dedups (
     seq INTEGER PRIMARY KEY,
     memory_id TEXT NOT NULL,
@@ -154,6 +163,16 @@ class LinkRow(msgspec.Struct, frozen=True, kw_only=True):
     similarity: float
     reason: str
     at: int
+
+
+class SplitRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A chain started from a copy of a version of another (``memory.split``, or an imported
+    chain that was one)."""
+
+    seq: int
+    memory_id: str  # the chain split out
+    source_memory_id: str
+    source_version_id: str
 
 
 class ImportRow(msgspec.Struct, frozen=True, kw_only=True):

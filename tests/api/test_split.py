@@ -213,3 +213,36 @@ def test_every_recall_of_this_module_is_reproduced_by_replay(
     _, data_dir = server
     report = replayed_traces(data_dir)
     assert report["differs"] == 0 and report["checked"], report
+
+
+def test_an_export_keeps_the_split_and_an_import_restores_it(
+    server: tuple[httpx.Client, Path], tmp_path: Path
+) -> None:
+    client, _ = server
+    chain = merged(client, "s-export", "Bay 3 charges the red van", "Bay 8 charges the red van")
+    hidden = versions(chain)[0]["versionId"]
+    split = client.post(f"/memories/{chain['id']}/split", json={"versionId": hidden}).json()
+    exported = client.get("/export", params={"containerTag": "s-export"}).json()
+    by_id = {c["id"]: c for c in exported["memories"]}
+    assert by_id[split["id"]]["splitFrom"] == {"id": chain["id"], "versionId": hidden}
+    # Back into the store it came from: nothing is written.
+    before = head(client)
+    again = client.post("/import", json=exported)
+    assert again.status_code == 200 and again.json()["imported"] == 0
+    assert head(client) == before
+
+    with (
+        mnemolog_server(tmp_path / "other") as (base_url, _),
+        httpx.Client(base_url=base_url) as other,
+    ):
+        report = other.post("/import", json=exported).json()
+        new_id = {m["sourceId"]: m["id"] for m in report["memories"]}
+        copy = other.get(f"/memories/{new_id[split['id']]}").json()
+        source = other.get(f"/memories/{new_id[chain['id']]}").json()
+        assert copy["splitFrom"] == {
+            "id": source["id"],
+            "versionId": versions(source)[0]["versionId"],
+        }
+        assert source["splitInto"] == [
+            {"id": copy["id"], "versionId": versions(source)[0]["versionId"]}
+        ]

@@ -111,8 +111,8 @@ def test_apply_splits_each_hidden_version_once_and_the_dry_run_changes_nothing(
     runtime = Runtime(Settings(data_dir=data_dir, embedder="fast"))
     try:
         assert runtime.log.head().seq == head + 1
-        (split,) = runtime.core.memories.imported_from("split", alpha)
-        chain = runtime.core.memories.chain(split.id)
+        (split,) = runtime.core.memories.split_into(alpha)
+        chain = runtime.core.memories.chain(split.memory_id)
         assert chain is not None
         assert [v.content for v in chain.versions] == ["The alpha service listens on port 5432."]
     finally:
@@ -122,5 +122,5 @@ def test_apply_splits_each_hidden_version_once_and_the_dry_run_changes_nothing(
     )
     assert again.exit_code == 0, again.output
     listed = json.loads(again.output.splitlines()[0])
-    assert listed["findings"][0]["split_into"] == split.id
+    assert listed["findings"][0]["split_into"] == split.memory_id
     assert "0 versions split" in again.output
