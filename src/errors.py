@@ -8,7 +8,13 @@
     │   ├── NotFound                  no such memory, document or trace (404)
     │   ├── VersionConflict           expectedVersion is no longer the latest (409)
     │   ├── MemoryForgotten           a write names a forgotten memory to correct (409)
+    │   ├── NothingToSplit            a split of a current version, or of one split already (409)
     │   └── IdempotencyConflict       same idempotency key, different payload (409)
+    ├── RequestRefused                the request came through the wrong door: nothing ran (403)
+    │   ├── MisdirectedHost           a Host the server does not answer to (421)
+    │   ├── ForeignOrigin             sent from a web page of another origin (403)
+    │   ├── Unauthorized              no API key, or one that opens nothing, where needed (401)
+    │   └── ContainerForbidden        the key may not reach that container (403)
     ├── KeyDestroyed                  the subject's key was destroyed: it cannot come back (410)
     ├── DataDirLocked                 another mnemolog process owns the data dir
     ├── EmbedderError                 the embedder cannot be loaded or used
@@ -74,6 +80,32 @@ class MemoryForgotten(InvalidInput):
 
 class IdempotencyConflict(InvalidInput):
     code = "idempotency_conflict"
+
+
+class RequestRefused(MnemologError):
+    """Refused in front of every route (``web/host_guard.py``), before anything ran."""
+
+    code = "request_refused"
+
+
+class MisdirectedHost(RequestRefused):
+    code = "misdirected_host"
+
+
+class ForeignOrigin(RequestRefused):
+    code = "foreign_origin"
+
+
+class Unauthorized(RequestRefused):
+    """No API key, or one that opens nothing, where keys are required."""
+
+    code = "unauthorized"
+
+
+class ContainerForbidden(RequestRefused):
+    """The request's key may not reach that container (or the whole store)."""
+
+    code = "container_forbidden"
 
 
 class KeyDestroyed(MnemologError):
@@ -147,4 +179,9 @@ class CorruptRecord(CorruptLog):
 
 # The failures a caller's own request caused (answered 4xx): in a batch of several callers'
 # requests, such a failure belongs to one of them alone.
-CALLER_ERRORS: tuple[type[MnemologError], ...] = (InvalidInput, KeyDestroyed, UpstreamRejected)
+CALLER_ERRORS: tuple[type[MnemologError], ...] = (
+    InvalidInput,
+    RequestRefused,
+    KeyDestroyed,
+    UpstreamRejected,
+)

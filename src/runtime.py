@@ -6,6 +6,7 @@ import threading
 
 from threadpoolctl import threadpool_limits
 
+from .embedding import CrossEncoder, reranker_dir
 from .eventlog.datadir import DataDirLock, keys_dir, log_dir
 from .eventlog.keystore import KeyStore
 from .eventlog.lmdb_log import LmdbEventLog
@@ -40,6 +41,13 @@ class Runtime:
                 except BaseException:
                     self.keys.close()
                     raise
+                # Opened at the first search that asks for it: a server where no one
+                # reranks never reads the model.
+                self.reranker = CrossEncoder(
+                    reranker_dir(settings.model_cache), threads=settings.embedder_threads
+                )
+                self.core.recall.reranker = self.reranker
+                self.core.recall.rerank_pool = settings.rerank_pool
             except BaseException:
                 self.log.close()
                 raise
@@ -54,6 +62,7 @@ class Runtime:
                 return
             self._closed = True
             try:
+                self.reranker.close()
                 self.core.close()
                 self.keys.close()
                 self.log.close()

@@ -12,6 +12,7 @@ declarations back; ``ENV_VARS``, the validation and the table of ``docs/settings
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -51,6 +52,29 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             ge=1, le=65535, description="TCP port of the HTTP server. Option `--port` of `serve`."
         ),
     ] = 8080
+    allowed_hosts: Annotated[
+        str,
+        Meta(
+            description="More names the server answers to, comma-separated, e.g. "
+            "`mnemolog.lan,192.168.1.5:9000`. Always allowed: `localhost`, `127.0.0.1` and "
+            "`[::1]` with the served port, and the bound address when it is not a wildcard. An "
+            "entry with a port is matched as written, one without alone or with the served port. "
+            "A request with any other `Host` is refused 421 `misdirected_host` before any route "
+            "runs (see [security.md](security.md#the-door)).",
+            extra={"default": "none"},
+        ),
+    ] = ""
+    allowed_origins: Annotated[
+        str,
+        Meta(
+            description="More web origins whose pages may call the server, comma-separated, as "
+            "a browser sends them, e.g. `https://mnemolog.example.com`. Always allowed: "
+            "`http://` followed by each allowed host (`https://` when the server serves TLS). A "
+            "request with any other `Origin` (`null` included) is refused 403 `foreign_origin`; "
+            "there is no wildcard.",
+            extra={"default": "none"},
+        ),
+    ] = ""
     access_log: Annotated[
         bool,
         Meta(
@@ -94,8 +118,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         Annotated[
             Path,
             Meta(
-                description="Where the distilled fast-tier model is built once and cached; "
-                "shared by every data dir.",
+                description="Where the distilled fast-tier model is built once and cached, "
+                "and where `tools/fetch_reranker.py` puts the reranker; shared by every data "
+                "dir.",
                 extra={"default": "`~/.cache/mnemolog/models`"},  # see ``model_cache``
             ),
         ]
@@ -227,6 +252,26 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "`MNEMOLOG_PROXY_RECALL_TIMEOUT` and the runaway cap.",
         ),
     ] = False
+    rerank_pool: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=100,
+            description="How many of the fused head a rerank rescores with the cross-encoder "
+            "(`rerank: true` on `POST /search`, and the proxy's memory round with "
+            "`MNEMOLOG_PROXY_RERANK`). Each costs about 5 ms on 2 cores; see "
+            "[recall.md](recall.md#rerank) for the quality each pool size bought.",
+        ),
+    ] = 30
+    proxy_rerank: Annotated[
+        bool,
+        Meta(
+            description="Rerank the proxy's memory round (`searchMemory`) with the local "
+            "cross-encoder, where a turn already costs seconds of model time. Needs the "
+            "reranker in the model cache (`python tools/fetch_reranker.py`, run by `make`); "
+            "without it the round goes on without memory, degraded `reranker_unavailable`.",
+        ),
+    ] = False
     capture: Annotated[
         bool,
         Meta(
@@ -269,6 +314,28 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         ]
         | None
     ) = None
+    mcp_hard_delete: Annotated[
+        bool,
+        Meta(
+            description="Offer MCP clients the `delete_memory` tool: a hard delete, which "
+            "destroys a memory for good (see [mcp.md](mcp.md#tools)). Off by default, so a model "
+            "can forget (reversibly) but never erase.",
+        ),
+    ] = False
+    mcp_api_key: (
+        Annotated[
+            str,
+            Meta(
+                max_length=256,
+                description="The API key `mnemolog mcp` sends when it relays to the running "
+                "server (the data dir is in use), for a server where keys are live; its agent "
+                "and containers bound the relayed calls (see [security.md](security.md#keys-and-"
+                "agents)).",
+                extra={"default": "none"},
+            ),
+        ]
+        | None
+    ) = None
     events_heartbeat_seconds: Annotated[
         float,
         Meta(
@@ -291,11 +358,36 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     ] = 256
 
     @property
+    def allowed_host_list(self) -> tuple[str, ...]:
+        """``allowed_hosts`` as its entries, lower-cased."""
+        return _entries(self.allowed_hosts)
+
+    @property
+    def allowed_origin_list(self) -> tuple[str, ...]:
+        """``allowed_origins`` as its entries, lower-cased."""
+        return _entries(self.allowed_origins)
+
+    @property
     def model_cache(self) -> Path:
         """Where the distilled fast-tier model is cached: shared by every data dir."""
         if self.model_cache_dir is not None:
             return self.model_cache_dir
         return Path.home() / ".cache" / "mnemolog" / "models"
+
+
+# What one entry of ``allowed_hosts`` or ``allowed_origins`` may be: a DNS name or an IPv4
+# address, or an IPv6 address in brackets, with an optional port (and for an origin, its scheme).
+_LABEL = r"[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?"
+_HOST_ENTRY = rf"(?:{_LABEL}(?:\.{_LABEL})*|\[[0-9a-f:.]+\])(?::[0-9]{{1,5}})?"
+LIST_ENTRIES: dict[str, tuple[re.Pattern[str], str]] = {
+    "allowed_hosts": (re.compile(_HOST_ENTRY), "a host name with an optional port"),
+    "allowed_origins": (re.compile(f"https?://{_HOST_ENTRY}"), "an origin: http(s)://host[:port]"),
+}
+
+
+def _entries(text: str) -> tuple[str, ...]:
+    """The entries of a comma-separated setting; host names compare case-insensitively."""
+    return tuple(entry for part in text.split(",") if (entry := part.strip().lower()))
 
 
 # The constraints of msgspec.Meta that bound a value (the others describe it).
@@ -377,10 +469,20 @@ def settings_from_env(environ: Mapping[str, str], **overrides: object) -> Settin
     )
     raw.update({k: v for k, v in overrides.items() if v is not None})
     try:
-        return msgspec.convert(raw, type=Settings, strict=False, dec_hook=_decode_path)
+        settings = msgspec.convert(raw, type=Settings, strict=False, dec_hook=_decode_path)
     except msgspec.ValidationError as exc:
         field = str(exc).rpartition("$.")[2].strip("`")
         raise _invalid(field, str(exc)) from exc
+    _check_lists(settings)
+    return settings
+
+
+def _check_lists(settings: Settings) -> None:
+    """Refuse an entry that could never match: a typo would otherwise fail every request."""
+    for field, (form, expected) in LIST_ENTRIES.items():
+        for entry in _entries(getattr(settings, field)):
+            if form.fullmatch(entry) is None:
+                raise _invalid(field, f"{entry!r} is not {expected}")
 
 
 def _invalid(field: str, problem: str) -> InvalidInput:

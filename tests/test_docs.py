@@ -38,8 +38,15 @@ def test_cli_reference_has_a_section_per_command() -> None:
     text = (DOCS / "cli.md").read_text(encoding="utf-8")
     assert "python tools/gen_cli_docs.py" in text.splitlines()[2]
     headings = re.findall(r"^## (mnemolog.*)$", text, re.MULTILINE)
-    names = main.list_commands(click.Context(main))  # lazy commands too
-    assert headings == ["mnemolog", *(f"mnemolog {name}" for name in names)]
+    root = click.Context(main)
+    expected = ["mnemolog"]
+    for name in main.list_commands(root):  # lazy commands too
+        expected.append(f"mnemolog {name}")
+        command = main.get_command(root, name)
+        if isinstance(command, click.Group):  # and each subcommand of a group
+            sub = click.Context(command, parent=root)
+            expected += [f"mnemolog {name} {s}" for s in sorted(command.list_commands(sub))]
+    assert headings == expected
 
 
 def test_settings_reference_is_current() -> None:

@@ -6,7 +6,8 @@
     projections  folds over the log               -> embedding, eventlog, foundation
     memory       the domain                       -> projections, embedding, eventlog, foundation
     web          what the HTTP shells share       -> foundation
-    shells       api, proxy, replay, portability, audit, runtime, cli
+    shells       api, proxy, replay, portability, audit, mcp_server, runtime, cli, keys_cli,
+                 views
                  -> memory, embedding, eventlog, web, foundation, each other; never a projection
 
 Every import in ``src/`` is read with ``ast`` (also those inside functions and under
@@ -25,7 +26,18 @@ import pytest
 SRC = Path(__file__).resolve().parent.parent / "src"
 
 FOUNDATION = {"errors", "clock", "fsync", "settings", "__init__"}
-SHELLS = {"api", "proxy", "replay", "portability", "audit", "runtime", "cli"}
+SHELLS = {
+    "api",
+    "proxy",
+    "replay",
+    "portability",
+    "audit",
+    "mcp_server",
+    "runtime",
+    "cli",
+    "keys_cli",
+    "views",
+}
 BELOW: dict[str, set[str]] = {
     "foundation": set(),
     "eventlog": {"foundation"},

@@ -10,9 +10,14 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from .. import __version__
+from ..mcp_server import McpHttp
+from ..memory.agents import CALLER_STATE
+from ..memory.agents import LOCAL as LOCAL_CALLER
 from ..proxy import Capture, RecallTool, Services, Upstream, proxy_routes
 from ..proxy.arbiter import UpstreamArbiter
 from ..runtime import Runtime
+from ..web.auth import BearerAuth
+from ..web.host_guard import HostGuard
 from .audit_routes import audit_routes
 from .errors import install_error_handlers
 from .hot import HotRoutes
@@ -23,8 +28,9 @@ from .routes import HotEndpoints, memory_routes
 API_THREADS = 64
 
 
-def create_app(runtime: Runtime) -> HotRoutes:
-    """The ASGI application: the hot routes (``hot.py``) in front of the FastAPI app."""
+def create_app(runtime: Runtime) -> HostGuard:
+    """The ASGI application: the Host/Origin guard, then the hot routes (``hot.py``), in front
+    of the FastAPI app."""
     settings = runtime.settings
     upstream = Upstream(settings)
     # Unsure pairs of the write decision put to the upstream model, when the user asked for it.
@@ -34,10 +40,13 @@ def create_app(runtime: Runtime) -> HotRoutes:
     # writers queue in the write combiner (and share a batch), not for a thread.
     executor = ThreadPoolExecutor(max_workers=API_THREADS, thread_name_prefix="mnemolog-api")
     hot = HotEndpoints(runtime, executor)
+    mcp = McpHttp(runtime.core, settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
+        # The MCP calls run in tasks of its own: they end here, before the store closes.
+        async with mcp.running():
+            yield
         await upstream.aclose()
         if arbiter is not None:
             arbiter.close()
@@ -75,7 +84,7 @@ def create_app(runtime: Runtime) -> HotRoutes:
             "ok": failure is None,
             "service": "mnemolog",
             "version": __version__,
-            "auth": "none",
+            "auth": "required" if core.agents.required else "none",
             "log": {
                 "head": runtime.log.head().seq,
                 "writable": failure is None,
@@ -85,4 +94,15 @@ def create_app(runtime: Runtime) -> HotRoutes:
         return JSONResponse(body, status_code=200 if failure is None else 503)
 
     routes = {("POST", "/memories"): hot.write_memories, ("POST", "/search"): hot.search}
-    return HotRoutes(app, routes, max_body=settings.max_body_bytes)
+    # /mcp is answered in front of the framework too: the MCP server has its own routing.
+    served = HotRoutes(mcp.in_front_of(app), routes, max_body=settings.max_body_bytes)
+    # Once a key is live, a request without one runs nothing (``web/auth.py``).
+    keyed = BearerAuth(
+        served,
+        required=lambda: core.agents.required,
+        authenticate=core.agents.authenticate,
+        anonymous=LOCAL_CALLER,
+        state_key=CALLER_STATE,
+    )
+    # Outermost: no route, hot or mounted, runs for a request through the wrong door.
+    return HostGuard.from_settings(keyed, settings)

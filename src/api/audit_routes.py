@@ -11,13 +11,14 @@ import re
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..audit.export import export_chunk, export_header, header_line
 from ..audit.stream import event_stream
 from ..errors import InvalidInput
+from ..memory.agents import caller_in
 from ..runtime import Runtime
 
 _SEQ = re.compile(r"[0-9]{1,20}")
@@ -42,10 +43,12 @@ def audit_routes(runtime: Runtime) -> APIRouter:
 
     @router.get("/log/export")
     async def export_log(
+        request: Request,
         from_: Annotated[str | None, Query(alias="from", max_length=40)] = None,
         to: Annotated[str | None, Query(max_length=40)] = None,
     ) -> StreamingResponse:
         """Every record from ``from`` to ``to`` as JSON Lines, for tools/verify_log.py."""
+        caller_in(request.scope).reach(None)  # the whole log: no scoped key reads it
         header = await run_in_threadpool(
             export_header, log, parse_seq("from", from_), parse_seq("to", to)
         )
@@ -59,10 +62,12 @@ def audit_routes(runtime: Runtime) -> APIRouter:
 
     @router.get("/events")
     async def events(
+        request: Request,
         since: Annotated[str | None, Query(max_length=40)] = None,
         last_event_id: Annotated[str | None, Header(max_length=40)] = None,
     ) -> StreamingResponse:
         """New events as server-sent events; ``Last-Event-ID`` (a reconnect) wins over ``since``."""
+        caller_in(request.scope).reach(None)  # every container's events: no scoped key
         if last_event_id:
             after = parse_seq("Last-Event-ID", last_event_id)
         else:

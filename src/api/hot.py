@@ -35,7 +35,7 @@ class Reply(msgspec.Struct, frozen=True):
         return _encode(self.body)
 
 
-Handler = Callable[[bytes], Awaitable[Reply]]
+Handler = Callable[[bytes, Scope], Awaitable[Reply]]  # the body and the request's scope
 
 
 def error_reply(exc: MnemologError) -> Reply:
@@ -62,7 +62,7 @@ class HotRoutes:
             raw = await self._body(scope, receive)
             if raw is None:
                 return  # the client went away before sending its body
-            reply = await handler(raw)
+            reply = await handler(raw, scope)
         except MnemologError as exc:
             reply = error_reply(exc)
         await _send(send, reply)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from ..clock import iso
@@ -15,12 +15,13 @@ from ..memory import (
     MEMORY_RENDERERS,
     Core,
     RenderedMemory,
-    Trace,
     TurnTrace,
     digest,
     render_memories,
 )
+from ..memory.agents import caller_in
 from ..runtime import Runtime
+from ..views import trace_json, trace_summary
 
 
 def inspect_routes(runtime: Runtime) -> APIRouter:
@@ -29,6 +30,7 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
 
     @router.get("/inspect")
     def recent(
+        request: Request,
         container_tag: Annotated[str | None, Query(alias="containerTag", max_length=256)] = None,
         origin: Annotated[str | None, Query(max_length=32)] = None,
         kind: Annotated[
@@ -41,11 +43,12 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
         limit: Annotated[int, Query(ge=1, le=200)] = 20,
     ) -> JSONResponse:
         """Recent recalls and proxied turns, newest first (by log seq)."""
+        caller_in(request.scope).reach(container_tag)
         core.recall.settle()
         found: list[tuple[int, dict[str, object]]] = []
         if kind != "turn":
             found += [
-                (t.seq, _summary(t))
+                (t.seq, trace_summary(t))
                 for t in core.traces.recent(
                     container_tag=container_tag, origin=origin, before_seq=before, limit=limit
                 )
@@ -61,56 +64,21 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
         return JSONResponse({"traces": [summary for _, summary in found[:limit]]})
 
     @router.get("/inspect/{trace_id}")
-    def one(trace_id: str) -> JSONResponse:
+    def one(trace_id: str, request: Request) -> JSONResponse:
+        caller = caller_in(request.scope)
         if trace_id.startswith("trn_"):
             turn = core.traces.turn(trace_id)
             if turn is None:
                 raise NotFound(f"no trace {trace_id!r}")
+            caller.owns(turn.turn.container_tag, f"trace {trace_id!r}")
             return JSONResponse(turn_json(core, turn))
         core.recall.settle()
         trace = core.traces.get(trace_id)
         if trace is None:
             raise NotFound(f"no trace {trace_id!r}")
-        ids = [str(c["version_id"]) for c in trace.candidates]
-        versions = core.memories.by_version_ids(ids)
-        candidates = []
-        for c in trace.candidates:
-            ref = str(c["version_id"])
-            document_id, _, index = ref.partition("#")
-            if index.isdigit():  # a document chunk: documents do not version
-                found = core.documents.chunk_at(document_id, int(index))
-                what: dict[str, object] = {
-                    "type": "document",
-                    "documentId": document_id,
-                    "chunkIndex": int(index),
-                    "content": None if found is None else found.text,
-                    "erased": found is None or found.text is None,
-                }
-            else:
-                row = versions.get(ref)
-                what = {
-                    "type": "memory",
-                    "id": None if row is None else row.memory_id,
-                    "version": None if row is None else row.version,
-                    "content": None if row is None else row.content,
-                    "context": None if row is None else row.context,
-                    "erased": row is not None and row.erased,
-                }
-            candidates.append(
-                {
-                    "versionId": ref,
-                    **what,
-                    "similarity": c.get("similarity"),
-                    "bm25": c.get("bm25"),
-                    "vectorRank": c.get("vector_rank"),
-                    "bm25Rank": c.get("bm25_rank"),
-                    "fused": c.get("fused"),
-                    "score": c.get("score"),
-                    "belowFloor": c.get("below_floor"),
-                    "served": c.get("served"),
-                }
-            )
-        return JSONResponse({**_summary(trace), "candidates": candidates})
+        # A trace over every container may hold any of them: only an unscoped key sees it.
+        caller.owns(trace.container_tag, f"trace {trace_id!r}")
+        return JSONResponse(trace_json(core, trace))
 
     return router
 
@@ -135,26 +103,6 @@ def _turn_summary(
         "protocol": protocol,
         "status": turn.outcome,
         "httpStatus": turn.status,
-    }
-
-
-def _summary(trace: Trace) -> dict[str, object]:
-    return {
-        "traceId": trace.recall_id,
-        "type": "recall",
-        "seq": trace.seq,
-        "at": iso(trace.at),
-        "origin": trace.origin,
-        "containerTag": trace.container_tag,
-        "query": trace.query,
-        "embedder": trace.embedder,
-        "served": trace.served,
-        "candidateCount": len(trace.candidates),
-        "latencyMs": trace.latency_ms,
-        "params": trace.params,
-        "agentId": trace.agent_id,
-        "protocol": trace.protocol,
-        "status": "answered",
     }
 
 

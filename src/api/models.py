@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated, Literal
 
 import msgspec
 
 from ..clock import iso, parse_as_of_instant, parse_iso
 from ..errors import InvalidInput
-from ..memory import ChainView, ChunkRow, DocumentRow, LinkRow, SplitRow, VersionRow
+from ..memory import DocumentRow, LinkRow
 
 Content = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000)]
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -80,6 +79,7 @@ class Search(_Body, frozen=True, kw_only=True):
     diversify: bool | None = None
     as_of: str | None = None
     include_forgotten: bool = False
+    rerank: bool = False
 
 
 def parse_observed_at(text: str | None) -> str | None:
@@ -97,70 +97,6 @@ def parse_as_of(text: str | None) -> int | None:
     return None if text is None else parse_as_of_instant(text)
 
 
-def version_json(row: VersionRow, *, windows: bool) -> dict[str, object]:
-    body: dict[str, object] = {
-        "id": row.memory_id,
-        "versionId": row.version_id,
-        "version": row.version,
-        "containerTag": row.container_tag,
-        "content": row.content,
-        "context": row.context,
-        "isStatic": row.is_static,
-        "metadata": row.metadata,
-        "observedAt": row.observed_at_text or iso(row.observed_at),
-        "forgotten": row.forgotten,
-        "provenance": {
-            "agentId": row.agent_id,
-            "protocol": row.protocol,
-            "createdAt": iso(row.valid_from),
-            "seq": row.seq,
-            "kind": row.kind,
-        },
-    }
-    if windows:
-        body["validFrom"] = iso(row.valid_from)
-        body["validTo"] = iso(row.valid_to)
-    return body
-
-
-def chain_json(
-    chain: ChainView,
-    links: Sequence[LinkRow] = (),
-    split_from: SplitRow | None = None,
-    split_into: Sequence[SplitRow] = (),
-) -> dict[str, object]:
-    """A chain with its versions and windows, its links (memories it may update,
-    ``possiblyUpdates``, and memories that may update it, ``possiblyUpdatedBy``) and its splits
-    (the version it was split from, the chains split from its versions)."""
-    return {
-        "id": chain.memory_id,
-        "containerTag": chain.container_tag,
-        "createdAt": iso(chain.created_at),
-        "latestVersion": chain.latest_version,
-        "forgotten": chain.forgotten,
-        "forgottenAt": iso(chain.forgotten_at),
-        "forgottenReason": chain.forgotten_reason,
-        "erased": chain.erased,
-        "versions": [version_json(v, windows=True) for v in chain.versions],
-        "possiblyUpdates": [
-            _link_json(link, link.target_memory_id)
-            for link in links
-            if link.memory_id == chain.memory_id
-        ],
-        "possiblyUpdatedBy": [
-            _link_json(link, link.memory_id)
-            for link in links
-            if link.target_memory_id == chain.memory_id
-        ],
-        "splitFrom": None
-        if split_from is None
-        else {"id": split_from.source_memory_id, "versionId": split_from.source_version_id},
-        "splitInto": [
-            {"id": row.memory_id, "versionId": row.source_version_id} for row in split_into
-        ],
-    }
-
-
 class SplitMemory(_Body, frozen=True, kw_only=True):
     version_id: MemoryId  # the version a later one replaced
 
@@ -172,20 +108,6 @@ def _link_json(link: LinkRow, other: str) -> dict[str, object]:
         "reason": link.reason,
         "at": iso(link.at),
         "seq": link.seq,
-    }
-
-
-def chunk_json(chunk: ChunkRow | None) -> dict[str, object]:
-    assert chunk is not None
-    return {
-        "type": "document",
-        "documentId": chunk.document_id,
-        "chunkIndex": chunk.index,
-        "title": chunk.title,
-        "containerTag": chunk.container_tag,
-        "content": chunk.text,
-        "start": chunk.start,
-        "end": chunk.end,
     }
 
 

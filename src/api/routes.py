@@ -10,12 +10,14 @@ from typing import Annotated, TypeVar
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.types import Scope
 
-from ..clock import iso
 from ..errors import InvalidInput, NotFound
 from ..eventlog import Actor
 from ..memory import NewMemory, RecallRequest, WriteOutcome
+from ..memory.agents import caller_in
 from ..runtime import Runtime
+from ..views import chain_json, hit_json, profile_json, version_json
 from ..web.request_body import decode_json, read_body, read_json
 from .hot import Reply
 from .models import (
@@ -26,19 +28,14 @@ from .models import (
     Search,
     SplitMemory,
     WriteMemories,
-    chain_json,
-    chunk_json,
     document_json,
     parse_as_of,
     parse_observed_at,
-    version_json,
 )
 
 TRACE_HEADER = "x-mnemolog-trace-id"
 TRACE_HEADER_ALIAS = "x-bella-trace-id"  # for clients written against the seed API
 
-# No API keys yet: every caller on loopback is the one local agent.
-LOCAL = Actor(agent_id="local", protocol="rest")
 
 T = TypeVar("T")
 
@@ -47,6 +44,15 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
     router = APIRouter()
     core = runtime.core
     limit = runtime.settings.max_body_bytes
+
+    def in_reach(request: Request, memory_id: str) -> Actor:
+        """The actor of a request on a memory its key may reach (else: no such memory)."""
+        caller = caller_in(request.scope)
+        latest = core.memories.latest(memory_id)
+        if latest is None:
+            raise NotFound(f"no memory {memory_id!r}")
+        caller.owns(latest.container_tag, f"memory {memory_id!r}")
+        return caller.actor("rest")
 
     def chain_response(memory_id: str) -> JSONResponse:
         chain = core.memories.chain(memory_id)
@@ -64,15 +70,18 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
 
     @router.post("/memories")
     async def write_memories(request: Request) -> Response:
-        return reply_response(await hot.write_memories(await read_body(request, max_bytes=limit)))
+        raw = await read_body(request, max_bytes=limit)
+        return reply_response(await hot.write_memories(raw, request.scope))
 
     @router.get("/memories")
     def list_memories(
+        request: Request,
         container_tag: Annotated[str | None, Query(alias="containerTag", max_length=256)] = None,
         include_forgotten: Annotated[bool, Query(alias="includeForgotten")] = False,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
         offset: Annotated[int, Query(ge=0)] = 0,
     ) -> JSONResponse:
+        caller_in(request.scope).reach(container_tag)
         rows, total = core.memories.list_latest(
             container_tag=container_tag,
             include_forgotten=include_forgotten,
@@ -89,11 +98,13 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         )
 
     @router.get("/memories/{memory_id}")
-    def get_memory(memory_id: str) -> JSONResponse:
+    def get_memory(memory_id: str, request: Request) -> JSONResponse:
+        in_reach(request, memory_id)
         return chain_response(memory_id)
 
     @router.patch("/memories/{memory_id}")
     async def patch_memory(memory_id: str, request: Request) -> JSONResponse:
+        actor = in_reach(request, memory_id)
         body = await read_json(request, PatchMemory, max_bytes=limit)
         latest = core.memories.latest(memory_id)
         if latest is None:
@@ -106,44 +117,50 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
             context=latest.context if body.context is None else body.context,
         )
         await run_in_threadpool(
-            lambda: core.chains.edit(memory_id, item, LOCAL, expected_version=body.expected_version)
+            lambda: core.chains.edit(memory_id, item, actor, expected_version=body.expected_version)
         )
         return chain_response(memory_id)
 
     @router.post("/memories/{memory_id}/forget")
     async def forget_memory(memory_id: str, request: Request) -> JSONResponse:
+        actor = in_reach(request, memory_id)
         body = await read_json(request, Forget, max_bytes=limit)
-        await run_in_threadpool(core.chains.forget, memory_id, body.reason, LOCAL)
+        await run_in_threadpool(core.chains.forget, memory_id, body.reason, actor)
         return chain_response(memory_id)
 
     @router.post("/memories/{memory_id}/restore")
-    async def restore_memory(memory_id: str) -> JSONResponse:
-        await run_in_threadpool(core.chains.restore, memory_id, LOCAL)
+    async def restore_memory(memory_id: str, request: Request) -> JSONResponse:
+        actor = in_reach(request, memory_id)
+        await run_in_threadpool(core.chains.restore, memory_id, actor)
         return chain_response(memory_id)
 
     @router.post("/memories/{memory_id}/split", status_code=201)
     async def split_memory(memory_id: str, request: Request) -> JSONResponse:
         """A version a later one replaced, made a live chain of its own again."""
+        actor = in_reach(request, memory_id)
         body = await read_json(request, SplitMemory, max_bytes=limit)
-        outcome = await run_in_threadpool(core.splits.split, memory_id, body.version_id, LOCAL)
+        outcome = await run_in_threadpool(core.splits.split, memory_id, body.version_id, actor)
         response = chain_response(outcome.memory_id)
         response.status_code = 201
         return response
 
     @router.delete("/memories/{memory_id}")
-    async def hard_delete_memory(memory_id: str) -> JSONResponse:
+    async def hard_delete_memory(memory_id: str, request: Request) -> JSONResponse:
         """Hard delete: the only eraser. The content is destroyed for good."""
-        seq = await run_in_threadpool(core.chains.erase, memory_id, LOCAL)
+        actor = in_reach(request, memory_id)
+        seq = await run_in_threadpool(core.chains.erase, memory_id, actor)
         return JSONResponse({"id": memory_id, "hardDeleted": True, "erased": True, "seq": seq})
 
     @router.post("/documents")
     async def post_document(request: Request) -> JSONResponse:
         body = await read_json(request, PostDocument, max_bytes=limit)
+        caller = caller_in(request.scope)
+        caller.reach(body.container_tag)
         outcome = await run_in_threadpool(
             lambda: core.ingest.ingest_document(
                 body.container_tag,
                 body.content,
-                LOCAL,
+                caller.actor("rest"),
                 title=body.title,
                 metadata=dict(body.metadata) if body.metadata is not None else None,
             )
@@ -159,10 +176,12 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
 
     @router.get("/documents")
     def list_documents(
+        request: Request,
         container_tag: Annotated[str | None, Query(alias="containerTag", max_length=256)] = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
         offset: Annotated[int, Query(ge=0)] = 0,
     ) -> JSONResponse:
+        caller_in(request.scope).reach(container_tag)
         rows, total = core.documents.list_documents(
             container_tag=container_tag, limit=limit, offset=offset
         )
@@ -176,38 +195,39 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         )
 
     @router.get("/documents/{document_id}")
-    def get_document(document_id: str) -> JSONResponse:
+    def get_document(document_id: str, request: Request) -> JSONResponse:
         document = core.documents.get(document_id)
         if document is None:
             raise NotFound(f"no document {document_id!r}")
+        caller_in(request.scope).owns(document.container_tag, f"document {document_id!r}")
         return JSONResponse(document_json(document, content=True))
 
     @router.get("/profile")
     def get_profile(
+        request: Request,
         container_tag: Annotated[str, Query(alias="containerTag", min_length=1, max_length=256)],
     ) -> JSONResponse:
-        found = core.memories.profile(container_tag)
-        profile, updated = found if found is not None else ({}, None)
-        return JSONResponse(
-            {
-                "containerTag": container_tag,
-                "static": profile.get("static", []),
-                "dynamic": profile.get("dynamic", []),
-                "updatedAt": iso(updated),
-            }
-        )
+        caller_in(request.scope).reach(container_tag)
+        return JSONResponse(profile_json(container_tag, core.memories.profile(container_tag)))
 
     @router.put("/profile")
     async def put_profile(request: Request) -> JSONResponse:
         body = await read_json(request, PutProfile, max_bytes=limit)
+        caller = caller_in(request.scope)
+        caller.reach(body.container_tag)
         await run_in_threadpool(
-            core.chains.set_profile, body.container_tag, body.static, body.dynamic, LOCAL
+            core.chains.set_profile,
+            body.container_tag,
+            body.static,
+            body.dynamic,
+            caller.actor("rest"),
         )
-        return get_profile(body.container_tag)
+        return get_profile(request, body.container_tag)
 
     @router.post("/search")
     async def search(request: Request) -> Response:
-        return reply_response(await hot.search(await read_body(request, max_bytes=limit)))
+        raw = await read_body(request, max_bytes=limit)
+        return reply_response(await hot.search(raw, request.scope))
 
     return router
 
@@ -224,8 +244,11 @@ class HotEndpoints:
     async def _offload(self, work: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._executor, work)
 
-    async def write_memories(self, raw: bytes) -> Reply:
+    async def write_memories(self, raw: bytes, scope: Scope) -> Reply:
         body = decode_json(raw, WriteMemories)
+        caller = caller_in(scope)
+        caller.reach(body.container_tag)
+        actor = caller.actor("rest")
         items = [
             NewMemory(
                 content=m.content,
@@ -240,13 +263,16 @@ class HotEndpoints:
             for m in body.memories
         ]
         writes = self._core.combiner
-        outcomes = await self._offload(lambda: writes.write(body.container_tag, items, LOCAL))
+        outcomes = await self._offload(lambda: writes.write(body.container_tag, items, actor))
         return Reply(
             {"containerTag": body.container_tag, "memories": [_outcome(o) for o in outcomes]}
         )
 
-    async def search(self, raw: bytes) -> Reply:
+    async def search(self, raw: bytes, scope: Scope) -> Reply:
         body = decode_json(raw, Search)
+        caller = caller_in(scope)
+        caller.reach(body.container_tag)
+        actor = caller.actor("rest")
         recall = RecallRequest(
             mode=body.search_mode,
             q=body.q,
@@ -256,26 +282,15 @@ class HotEndpoints:
             diversify=body.diversify,
             as_of=parse_as_of(body.as_of),
             include_forgotten=body.include_forgotten,
+            rerank=body.rerank,
         )
         core = self._core
         result = await self._offload(
             # The answer does not wait for the trace's commit (it is group-committed behind
             # it); /inspect waits for it. See docs/recall.md.
-            lambda: core.recall.search(recall, origin="rest", actor=LOCAL, durable=False)
+            lambda: core.recall.search(recall, origin="rest", actor=actor, durable=False)
         )
-        results = [
-            {
-                **(
-                    {"type": "memory", **version_json(hit.row, windows=True)}
-                    if hit.row is not None
-                    else chunk_json(hit.chunk)
-                ),
-                "similarity": round(hit.similarity, 6),
-                "score": round(hit.score, 6),
-                **({"possiblyOutdatedBy": list(hit.outdated_by)} if hit.outdated_by else {}),
-            }
-            for hit in result.hits
-        ]
+        results = [hit_json(hit) for hit in result.hits]
         return Reply(
             {"results": results, "traceId": result.trace_id, "searchMode": body.search_mode},
             headers={TRACE_HEADER: result.trace_id, TRACE_HEADER_ALIAS: result.trace_id},

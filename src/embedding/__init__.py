@@ -2,6 +2,7 @@
 
 - ``quality``: all-MiniLM-L6-v2 int8 on onnxruntime, 384-d (``quality.py``).
 - ``fast``: static token vectors distilled from it, 256-d, via model2vec (``static.py``).
+- the reranker: the ms-marco-MiniLM-L-12-v2 int8 cross-encoder (``rerank.py``).
 
 ``open_embedder`` picks and opens a tier; ``check_pin`` keeps a data dir on one embedder.
 """
@@ -10,6 +11,14 @@ from .identity import EmbedderIdentity
 from .pinning import check_pin
 from .port import Embedder, embed_bytes, from_bytes
 from .quality import MODEL_SHA256, QUALITY_DIMENSION, QUALITY_NAME, QualityEmbedder
+from .rerank import (
+    RERANKER_NAME,
+    RERANKER_SHA256,
+    CrossEncoder,
+    Reranker,
+    RerankerUnavailable,
+    reranker_dir,
+)
 from .select import (
     QUALITY_MIN_AVAILABLE,
     TIERS,
@@ -27,12 +36,17 @@ __all__ = [
     "QUALITY_DIMENSION",
     "QUALITY_MIN_AVAILABLE",
     "QUALITY_NAME",
+    "RERANKER_NAME",
+    "RERANKER_SHA256",
     "STATIC_NAME",
     "TIERS",
+    "CrossEncoder",
     "Embedder",
     "EmbedderIdentity",
     "QualityEmbedder",
     "RequestedTier",
+    "Reranker",
+    "RerankerUnavailable",
     "StaticEmbedder",
     "Tier",
     "available_memory",
@@ -42,6 +56,7 @@ __all__ = [
     "from_bytes",
     "load_or_build_static",
     "open_embedder",
+    "reranker_dir",
     "static_identity",
     "vocab_dir",
 ]

@@ -206,6 +206,10 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     bm25_rank: int | None = None
     score: float = 0.0
     below_floor: bool = False
+    # Set for the candidates a rerank rescored (params ``rerank``): the cross-encoder's logit,
+    # and its rank among them (1 = best).
+    rerank_score: float | None = None
+    rerank_rank: int | None = None
 
 
 class RecallPerformed(Event, frozen=True, kw_only=True, tag="recall.performed"):
@@ -233,6 +237,16 @@ class ContextInjected(Event, frozen=True, kw_only=True, tag="context.injected"):
     version_ids: list[str]
     renderer: str
     sent_digest: str
+
+
+class RecallUsed(Event, frozen=True, kw_only=True, tag="recall.used"):
+    """An agent said which results of a recall it used: a trust signal, and later a ranking
+    signal. It names versions by id, never their text; none used is a signal too."""
+
+    recall_id: str
+    container_tag: str | None = None
+    memory_ids: list[str] = []
+    version_ids: list[str] = []  # the served versions of those memories, in the same order
 
 
 class MemoryCaptured(Event, frozen=True, kw_only=True, tag="memory.captured"):
@@ -282,6 +296,22 @@ class AgentSignal(Event, frozen=True, kw_only=True, tag="agent.signal"):
     weight: float = 1.0
     label: str | None = None  # a machine-readable reason code, never free text
     note: Sealed | None = None
+
+
+class AgentKeyAdded(Event, frozen=True, kw_only=True, tag="agent.key_added"):
+    """An API key was made for an agent. Only the digest of its secret is kept: the secret is
+    shown once, to whoever made the key, and is in no event or log."""
+
+    key_id: str  # public, part of the token: how a request's key is found
+    agent_id: str  # the agent's name, stamped on every event its requests cause
+    digest: str  # sha256 of the secret, hex
+    containers: list[str] | None = None  # the containers it may read and write (None: all)
+
+
+class AgentKeyRevoked(Event, frozen=True, kw_only=True, tag="agent.key_revoked"):
+    """An API key stopped opening the door, for good."""
+
+    key_id: str
 
 
 # --- proxied turns --------------------------------------------------------------------------
@@ -423,10 +453,13 @@ AnyEvent: TypeAlias = (
     | DocumentIngested
     | EmbedderPinned
     | AgentSignal
+    | AgentKeyAdded
+    | AgentKeyRevoked
     | ProxyTurn
     | CaptureDecided
     | MemoryImported
     | DocumentImported
+    | RecallUsed
 )
 
 EVENT_TYPES: tuple[type[Event], ...] = (
@@ -447,10 +480,13 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     DocumentIngested,
     EmbedderPinned,
     AgentSignal,
+    AgentKeyAdded,
+    AgentKeyRevoked,
     ProxyTurn,
     CaptureDecided,
     MemoryImported,
     DocumentImported,
+    RecallUsed,
 )
 
 

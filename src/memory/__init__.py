@@ -9,6 +9,7 @@ from ..projections.documents import ChunkRow, DocumentProjection, DocumentRow
 from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import ChainView, ImportRow, LinkRow, SplitRow, VersionRow
 from ..projections.traces import Trace, TurnTrace
+from .agents import Agents, Caller
 from .chains import Chains
 from .core import Core
 from .documents import DocumentOutcome, Ingest
@@ -33,6 +34,8 @@ __all__ = [
     "MEMORY_RENDERERS",
     "PROFILE_RENDERER",
     "RANKING",
+    "Agents",
+    "Caller",
     "ChainView",
     "Chains",
     "ChunkRow",

@@ -22,6 +22,7 @@ from ..projections.readmodels import ReadModels
 from ..projections.runner import ProjectionRunner
 from ..projections.snapshots import Snapshots
 from ..settings import Settings
+from .agents import Agents
 from .chains import Chains
 from .combiner import WriteCombiner
 from .documents import Ingest
@@ -137,6 +138,7 @@ class Core:
             documents=self.documents,
             embedder=self.embedder,
         )
+        self.agents = Agents(recorder=self._recorder, projection=models.agents)
         # REST writes arriving together for one container share one decision batch.
         self.combiner = WriteCombiner(self.writes)
         self.recall = Recall(

@@ -56,6 +56,9 @@ POOL = 50  # candidates taken from each index (at least; five times the limit wh
 # (0.4: 0.520, 0.6: 0.523); the benchmark then measured 0.495 -> 0.519 on the fast tier and
 # 0.502 -> 0.533 on the quality tier (docs/recall.md).
 CONTEXT_WEIGHT = 0.5
+# How many of the fused head a rerank rescores, unless the request or the settings say (see
+# docs/recall.md#rerank for the curve of quality against cost this was chosen from).
+RERANK_POOL = 30
 _NS_PER_DAY = 86_400 * 1_000_000_000
 
 
@@ -69,7 +72,7 @@ class Fused(msgspec.Struct, kw_only=True):
     score: float
     below_floor: bool
 
-    def candidate(self, trace_id: str) -> Candidate:
+    def candidate(self, trace_id: str, rerank: Reranked | None = None) -> Candidate:
         return Candidate(
             version_id=trace_id,
             similarity=self.similarity,
@@ -79,7 +82,48 @@ class Fused(msgspec.Struct, kw_only=True):
             vector_rank=self.vector_rank,
             bm25_rank=self.bm25_rank,
             below_floor=self.below_floor,
+            rerank_score=None if rerank is None else rerank.scores.get(self.label),
+            rerank_rank=None if rerank is None else rerank.ranks.get(self.label),
         )
+
+
+class Reranked(msgspec.Struct, frozen=True, kw_only=True):
+    """A rerank's outcome: the new order, and each rescored label's score and rank (1 = the
+    cross-encoder's best)."""
+
+    order: list[int]
+    scores: dict[int, float]
+    ranks: dict[int, int]
+
+    def relevance(self) -> dict[int, float]:
+        """The cross-encoder's logits scaled to [0, 1] over the rescored head (the best 1), as
+        MMR weighs relevance. A logit can be negative, so it cannot be scaled to the best one
+        alone; and a sigmoid saturates: logits of 4.6 and 7.2, a plain and a clear answer,
+        became 0.990 and 0.999, and MMR then reordered relevant memories by redundancy alone."""
+        if not self.scores:
+            return {}
+        low, high = min(self.scores.values()), max(self.scores.values())
+        span = high - low
+        return {
+            label: 1.0 if span == 0 else (score - low) / span
+            for label, score in self.scores.items()
+        }
+
+
+def rerank(order: Sequence[int], scores: Mapping[int, float]) -> Reranked:
+    """The labels of ``order`` that ``scores`` holds (the head the cross-encoder rescored)
+    first, by its score (equal scores keep their order), then the others in their order."""
+    position = {label: i for i, label in enumerate(order)}
+    head = sorted(
+        (label for label in order if label in scores),
+        key=lambda label: (-scores[label], position[label]),
+    )
+    rest = [label for label in order if label not in scores]
+    return Reranked(
+        order=head + rest,
+        scores={label: scores[label] for label in head},
+        ranks={label: rank for rank, label in enumerate(head, start=1)},
+    )
 
 
 def with_contexts(

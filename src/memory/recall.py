@@ -1,5 +1,6 @@
 """Hybrid recall: vector and BM25 candidates, fused by reciprocal rank, weighted for recency,
-floored, diversified, and recorded as a ``recall.performed`` event whose id is the trace id.
+floored, optionally reranked by a local cross-encoder, diversified, and recorded as a
+``recall.performed`` event whose id is the trace id.
 
 Memories and document chunks are ranked the same way, each family on its own indexes; a
 ``hybrid`` search fuses the two served lists by rank. Every candidate is kept in the event,
@@ -14,7 +15,7 @@ import hashlib
 import threading
 import time
 import uuid
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future
 from typing import Literal
@@ -24,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..embedding.port import Embedder, embed_bytes, from_bytes
+from ..embedding.rerank import Reranker, RerankerUnavailable
 from ..eventlog import Actor, Appended, Draft, Sealer
 from ..eventlog.events import Candidate, RecallPerformed
 from ..eventlog.subjects import container_subject
@@ -36,6 +38,8 @@ from ..projections.vector_exact import unit
 from .ranking import (
     POOL,
     RANKING,
+    RERANK_POOL,
+    Reranked,
     agreed_at_top,
     fuse,
     interleave,
@@ -43,6 +47,7 @@ from .ranking import (
     mmr,
     newer_above_older_among_agreed,
     recency_weight,
+    rerank,
     with_contexts,
 )
 from .record import Recorder
@@ -60,6 +65,10 @@ class RecallRequest(msgspec.Struct, frozen=True, kw_only=True):
     diversify: bool | None = None
     as_of: int | None = None  # UTC ns
     include_forgotten: bool = False
+    # Rescore the head of the fused order with the cross-encoder; ``rerank_pool`` is how many
+    # (None: the recall's configured pool).
+    rerank: bool = False
+    rerank_pool: int | None = None
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
@@ -69,6 +78,7 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     score: float
     row: VersionRow | None = None
     chunk: ChunkRow | None = None
+    rerank_score: float | None = None  # the cross-encoder's logit, when reranked
     # Memories linked as possibly updating this one, served above it (``memory.linked``).
     outdated_by: tuple[str, ...] = ()
 
@@ -91,6 +101,30 @@ class _Ranked(msgspec.Struct, kw_only=True):
 
     candidates: list[Candidate]
     hits: list[Hit]
+
+
+class _Stopwatch:
+    """Per-stage latency in ms: each ``lap`` is the time since the previous one, less the
+    time spent ``apart`` (a stage timed on its own inside another)."""
+
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = {}
+        self._clock = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.ms[stage] = round((now - self._clock) * 1000, 3)
+        self._clock = now
+
+    @contextlib.contextmanager
+    def apart(self, stage: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            spent = time.perf_counter() - started
+            self.ms[stage] = round(self.ms.get(stage, 0.0) + spent * 1000, 3)
+            self._clock += spent
 
 
 def _searched(index: FullTextIndex) -> int:
@@ -125,7 +159,13 @@ class Recall:
         documents: DocumentProjection,
         document_vectors: VectorProjection,
         document_fulltext: FullTextProjection,
+        reranker: Reranker | None = None,
+        rerank_pool: int = RERANK_POOL,
     ) -> None:
+        # Set by the shell that owns the model (``runtime.py``, a replay): the domain neither
+        # finds nor loads it.
+        self.reranker = reranker
+        self.rerank_pool = rerank_pool
         self._recorder = recorder
         self._sealer = sealer
         self._embedder = embedder
@@ -145,25 +185,23 @@ class Recall:
         """Rank, serve and record. With ``durable`` the recall event is on disk and applied to
         the projections before this returns; without, it is queued for the next group commit
         and the answer goes out at once (``seq`` is then ``None``; ``settle`` waits for it)."""
-        latency: dict[str, float] = {}
-        clock = time.perf_counter()
-
-        def lap(stage: str) -> None:
-            nonlocal clock
-            now = time.perf_counter()
-            latency[stage] = round((now - clock) * 1000, 3)
-            clock = now
-
+        reranker = self.reranker if request.rerank else None
+        if request.rerank and reranker is None:
+            raise RerankerUnavailable("this server has no reranker configured")
+        pool = request.rerank_pool if request.rerank_pool is not None else self.rerank_pool
+        watch = _Stopwatch()
+        lap = watch.lap
         view = self._recorder.runner.position()  # what the ranking reads, for a replay to fold to
         for projection in (self._fulltext, self._context_fulltext, self._document_fulltext):
             projection.index.forget_searched_seq()
         query = self._embedder.embed([request.q])[0]
         lap("embed")
         families: list[_Ranked] = []
+        judge = None if reranker is None else _Judge(reranker, request.q, pool, watch)
         if request.mode in ("memories", "hybrid"):
-            families.append(self._memories_ranked(request, query, lap))
+            families.append(self._memories_ranked(request, query, lap, judge))
         if request.mode in ("documents", "hybrid"):
-            families.append(self._documents_ranked(request, query, lap))
+            families.append(self._documents_ranked(request, query, lap, judge))
         hits = interleave([f.hits for f in families], lambda hit: hit.score)[: request.limit]
         lap("fuse")
         served = {hit.trace_id for hit in hits}
@@ -190,7 +228,7 @@ class Recall:
             },
             candidates=candidates,
             served=[hit.trace_id for hit in hits],
-            latency_ms=latency,
+            latency_ms=watch.ms,
             params={
                 "limit": request.limit,
                 "searchMode": request.mode,
@@ -199,6 +237,11 @@ class Recall:
                 "asOf": request.as_of,
                 "includeForgotten": request.include_forgotten,
                 "ranking": RANKING,
+                **(
+                    {"rerank": True, "rerankPool": pool, "reranker": reranker.identity}
+                    if reranker is not None
+                    else {}
+                ),
             },
         )
         drafts = [Draft(actor, event)]
@@ -229,7 +272,11 @@ class Recall:
     # --- memories --------------------------------------------------------------------------
 
     def _memories_ranked(
-        self, request: RecallRequest, query: npt.NDArray[np.float32], lap: Callable[[str], None]
+        self,
+        request: RecallRequest,
+        query: npt.NDArray[np.float32],
+        lap: Callable[[str], None],
+        judge: _Judge | None,
     ) -> _Ranked:
         allowed, scope = self._allowed(request)
         by_vector, by_text = _candidates(
@@ -257,14 +304,23 @@ class Recall:
         fused = fuse(by_vector, by_text, list(stamps), weight)
         diversify = request.diversify if request.diversify is not None else request.limit >= 5
         order = [f.label for f in fused if not f.below_floor]
+        relevance = {f.label: f.score for f in fused}
+        # MMR is quadratic: reorder only the head the answer can draw from.
+        head = max(3 * request.limit, 20)
+        reranked = None
+        if judge is not None:
+            # The cross-encoder judges the head of the fused order by the memories' text; its
+            # order replaces the fused one there, and MMR then weighs its relevance, within
+            # that head only (the fused scores below are of another scale).
+            rows = self._memories.by_row_ids(order[: judge.pool])
+            texts = {r: row.content for r, row in rows.items() if row.content is not None}
+            reranked = judge.rerank(order, texts)
+            order, relevance = reranked.order, reranked.relevance()
+            head = len(relevance)
         # With recency on, these may still move up into the answer (the last step below).
         agreed = agreed_at_top(fused) if request.recency else set()
         if diversify:
-            # MMR is quadratic: reorder only the head the answer can draw from.
-            head = max(3 * request.limit, 20)
-            placed = self._mmr(
-                order[:head], {f.label: f.score for f in fused}, request.limit, agreed
-            )
+            placed = self._mmr(order[:head], relevance, request.limit, agreed)
             order = placed + order[len(placed) :]
         if request.recency:
             order = newer_above_older_among_agreed(order, agreed, observed)
@@ -280,13 +336,14 @@ class Recall:
         for newer, older in links:
             newer_of.setdefault(older, []).append(newer)
         return _Ranked(
-            candidates=[f.candidate(stamps[f.label][0]) for f in fused],
+            candidates=[f.candidate(stamps[f.label][0], reranked) for f in fused],
             hits=[
                 Hit(
                     row=rows[r],
                     similarity=by_label[r].similarity or 0.0,
                     score=by_label[r].score,
                     outdated_by=tuple(rows[n].memory_id for n in newer_of.get(r, ()) if n in rows),
+                    rerank_score=None if reranked is None else reranked.scores.get(r),
                 )
                 for r in served
                 if r in rows  # erased between the two reads
@@ -324,7 +381,11 @@ class Recall:
     # --- documents -------------------------------------------------------------------------
 
     def _documents_ranked(
-        self, request: RecallRequest, query: npt.NDArray[np.float32], lap: Callable[[str], None]
+        self,
+        request: RecallRequest,
+        query: npt.NDArray[np.float32],
+        lap: Callable[[str], None],
+        judge: _Judge | None,
     ) -> _Ranked:
         """Chunks rank by fused vector and BM25 ranks; documents do not version, so ``asOf``
         and recency do not apply to them."""
@@ -341,14 +402,43 @@ class Recall:
         )
         chunks = self._documents.chunks(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
         fused = fuse(by_vector, by_text, list(chunks), lambda _: 1.0)
+        order = [f.label for f in fused if not f.below_floor]
+        reranked = None
+        if judge is not None:
+            texts = {r: t for r in order[: judge.pool] if (t := chunks[r].text) is not None}
+            reranked = judge.rerank(order, texts)
+            order = reranked.order
+        by_label = {f.label: f for f in fused}
         return _Ranked(
-            candidates=[f.candidate(chunk_trace_id(chunks[f.label])) for f in fused],
+            candidates=[f.candidate(chunk_trace_id(chunks[f.label]), reranked) for f in fused],
             hits=[
-                Hit(chunk=chunks[f.label], similarity=f.similarity or 0.0, score=f.score)
-                for f in fused
-                if not f.below_floor
-            ][: request.limit],
+                Hit(
+                    chunk=chunks[r],
+                    similarity=by_label[r].similarity or 0.0,
+                    score=by_label[r].score,
+                    rerank_score=None if reranked is None else reranked.scores.get(r),
+                )
+                for r in order[: request.limit]
+            ],
         )
+
+
+class _Judge:
+    """The rerank stage of one search: the cross-encoder, the query, the pool, the clock."""
+
+    def __init__(self, reranker: Reranker, query: str, pool: int, watch: _Stopwatch) -> None:
+        self.reranker = reranker
+        self.query = query
+        self.pool = pool
+        self._watch = watch
+
+    def rerank(self, order: list[int], texts: dict[int, str]) -> Reranked:
+        """``order`` with the first ``pool`` labels that have a text (``texts``) in the
+        cross-encoder's order, timed as the ``rerank`` stage."""
+        head = [label for label in order[: self.pool] if label in texts]
+        with self._watch.apart("rerank"):
+            scores = self.reranker.score(self.query, [texts[label] for label in head])
+        return rerank(order, dict(zip(head, scores, strict=True)))
 
 
 def live_scope(container_tag: str | None) -> Hashable:

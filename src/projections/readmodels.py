@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..eventlog import Sealer
+from .agents import AgentProjection
 from .documents import DocumentProjection
 from .indexes import (
     DocumentSource,
@@ -59,6 +60,7 @@ class ReadModels:
             background=background_commits,
         )
         self.traces = TraceProjection(root / "traces.sqlite3", sealer)
+        self.agents = AgentProjection(root / "agents.sqlite3")
 
     def in_order(self) -> list[Projection]:
         """What a runner feeds, in the order it must feed them."""
@@ -71,4 +73,5 @@ class ReadModels:
             self.document_vectors,
             self.document_fulltext,
             self.traces,
+            self.agents,
         ]

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from starlette.concurrency import run_in_threadpool
 
+from ..eventlog import Actor
 from ..eventlog.events import CaptureDecided
 from ..memory import NewMemory, Writes
 from .extract import extract_facts
@@ -30,7 +31,7 @@ class Capture:
         self._upstream = upstream
         self._distill = distill
 
-    async def run(self, turn_id: str, chat: ChatRequest) -> CaptureDecided:
+    async def run(self, turn_id: str, chat: ChatRequest, actor: Actor = PROXY) -> CaptureDecided:
         source, redactions = redact(latest_user_text(chat.body.get("messages") or []))
         method: Literal["heuristic", "distilled"] = "heuristic"
         fallback = None
@@ -65,7 +66,7 @@ class Capture:
                 "traceId": turn_id,
             }
             items = [NewMemory(content=fact, metadata=metadata) for fact in kept]
-            outcomes = await run_in_threadpool(self._writes.write, chat.container_tag, items, PROXY)
+            outcomes = await run_in_threadpool(self._writes.write, chat.container_tag, items, actor)
             written = [o.version_id for o in outcomes]
         return CaptureDecided(
             turn_id=turn_id,

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 from starlette.concurrency import run_in_threadpool
 
+from ..embedding import RerankerUnavailable
 from ..eventlog import Actor
 from ..memory import Core, RecallRequest, RenderedMemory, digest, render_memories, render_profile
 
@@ -52,9 +53,13 @@ class RecallTool:
         text = render_profile(static, dynamic)
         return Profile(text=text, at=at, digest=digest(text))
 
-    async def search(self, container_tag: str, query: str, actor: Actor) -> Injection:
+    async def search(
+        self, container_tag: str, query: str, actor: Actor, *, rerank: bool = False
+    ) -> Injection:
         """Recall for one ``searchMemory`` call; raises ``MemoryFailed`` with a reason code."""
-        request = RecallRequest(q=query, container_tag=container_tag, limit=self._limit)
+        request = RecallRequest(
+            q=query, container_tag=container_tag, limit=self._limit, rerank=rerank
+        )
         # Looked up at call time, so a recall replaced while serving is the one used.
         recall = self._core.recall
         try:
@@ -68,6 +73,8 @@ class RecallTool:
             )
         except TimeoutError as exc:
             raise MemoryFailed("recall_timeout") from exc
+        except RerankerUnavailable as exc:  # MNEMOLOG_PROXY_RERANK without the model
+            raise MemoryFailed(exc.code) from exc
         except Exception as exc:
             raise MemoryFailed("recall_failed") from exc
         served = [RenderedMemory.of(hit.row) for hit in result.hits if hit.row is not None]

@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from ..errors import MnemologError, UpstreamNotConfigured
+from ..memory.agents import caller_in
 from ..web.statuses import error_body, http_status
 from .buffered import answer_text, run_buffered
 from .capture import Capture
@@ -45,11 +46,13 @@ def proxy_routes(services: Services, capture: Capture) -> APIRouter:
             default_container=settings.proxy_container_tag,
             default_capture=settings.capture,
         )
+        caller = caller_in(request.scope)
+        caller.reach(chat.container_tag)
         if not services.upstream.configured:
             raise UpstreamNotConfigured("no upstream is configured: set MNEMOLOG_UPSTREAM_BASE_URL")
-        turn = Turn(services, chat)
+        turn = Turn(services, chat, caller.actor("proxy"))
         if chat.capture:
-            turn.capture = asyncio.ensure_future(capture.run(turn.turn_id, chat))
+            turn.capture = asyncio.ensure_future(capture.run(turn.turn_id, chat, turn.actor))
         try:
             return await _until_disconnected(request, _answer(turn))
         except ClientGone:

@@ -59,9 +59,10 @@ class Services(msgspec.Struct, kw_only=True):
 
 
 class Turn:
-    def __init__(self, services: Services, request: ChatRequest) -> None:
+    def __init__(self, services: Services, request: ChatRequest, actor: Actor = PROXY) -> None:
         self.services = services
         self.request = request
+        self.actor = actor  # the key's agent, stamped on every event of the turn
         self.turn_id = f"trn_{uuid.uuid4().hex}"
         self.started = time.perf_counter()
         self.rounds: list[ProxyRound] = []
@@ -205,7 +206,10 @@ class Turn:
                     continue
                 query = search_query(call.arguments)
                 injection = await self.services.memory.search(
-                    self.request.container_tag, query, PROXY
+                    self.request.container_tag,
+                    query,
+                    self.actor,
+                    rerank=self.services.settings.proxy_rerank,
                 )
                 injections.append(injection)
                 results.append(injection.text)
@@ -266,7 +270,7 @@ class Turn:
                 args.content,
                 shown=shown,
                 replaces=args.replaces,
-                actor=PROXY,
+                actor=self.actor,
                 metadata={"source": "saveMemory", "traceId": self.turn_id},
             )
         except SaveRefused as exc:
@@ -318,7 +322,7 @@ class Turn:
                 self.degraded.append("capture_failed")
         drafts = self._drafts(outcome, status, answer)
         if capture is not None:
-            drafts.append(Draft(PROXY, capture))
+            drafts.append(Draft(self.actor, capture))
         await run_in_threadpool(self._append, drafts)
 
     def _append(self, drafts: list[Draft]) -> None:
@@ -333,12 +337,12 @@ class Turn:
 
     def _capture_done(self, done: asyncio.Future[CaptureDecided]) -> None:
         if not done.cancelled() and done.exception() is None:
-            self.services.core.record([Draft(PROXY, done.result())], durable=False)
+            self.services.core.record([Draft(self.actor, done.result())], durable=False)
 
     def _drafts(self, outcome: Outcome, status: int, answer: str | None) -> list[Draft]:
         drafts = [
             Draft(
-                PROXY,
+                self.actor,
                 ContextInjected(
                     trace_id=self.turn_id,
                     recall_id=i.recall_id,
@@ -349,7 +353,7 @@ class Turn:
             )
             for i in self.injections
         ]
-        drafts.append(Draft(PROXY, self._turn_event(outcome, status, answer)))
+        drafts.append(Draft(self.actor, self._turn_event(outcome, status, answer)))
         return drafts
 
     def _turn_event(self, outcome: Outcome, status: int, answer: str | None) -> ProxyTurn:

@@ -17,7 +17,14 @@ import click
 import msgspec
 
 from ..clock import iso, parse_as_of_instant
-from ..embedding import QUALITY_NAME, Embedder, check_pin, open_embedder
+from ..embedding import (
+    QUALITY_NAME,
+    CrossEncoder,
+    Embedder,
+    check_pin,
+    open_embedder,
+    reranker_dir,
+)
 from ..errors import CorruptLog, EmbedderError, InvalidInput, StorageError
 from ..eventlog import Actor, EventLog, Sealer
 from ..eventlog.datadir import keys_dir, log_dir
@@ -174,6 +181,10 @@ def fidelity(
             scratch_root(settings.data_dir),
             only=trace_ids,
             sample=sample,
+            # Opened only if a reranked trace is checked.
+            reranker=CrossEncoder(
+                reranker_dir(settings.model_cache), threads=settings.embedder_threads
+            ),
         )
     if as_json:
         click.echo(msgspec.json.encode(report).decode())
@@ -184,7 +195,7 @@ def fidelity(
         figure = "-" if report.fidelity is None else f"{report.fidelity:.1%}"
         click.echo(
             f"{report.checked} traces: {report.exact} reproduced exactly, {report.differs}"
-            f" differ, {report.unverifiable} unverifiable (erased since); fidelity {figure}"
+            f" differ, {report.unverifiable} unverifiable (see their reasons); fidelity {figure}"
         )
     return report
 

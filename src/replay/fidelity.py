@@ -6,12 +6,14 @@ For a ``recall.performed`` event, the read models are folded up to the seq its r
 Every candidate (ids, ranks, scores, the floor) and the served list must equal the recorded
 ones; scores are compared to 1e-9, being sums of floats. For a recall a proxy turn injected,
 the context is rendered again from the replayed versions by the proxy's one renderer and its
-digest must equal the digest of what was sent.
+digest must equal the digest of what was sent. A reranked recall is reranked again, by the same
+cross-encoder over the same pool: its scores and ranks must equal the recorded ones too.
 
 A trace is *unverifiable*, and left out of the figure, when erasure took what it needs: its
 query's container key, or any subject that existed when it ran (its text fed the indexes'
 statistics, and perhaps the answer). Erasure is meant to make that unrecoverable. So is a trace
-ranked by another version of the ranking rules (``recall.RANKING``) than this build's.
+ranked by another version of the ranking rules (``recall.RANKING``) than this build's, and a
+reranked one when this build's reranker is another model, or its files are not installed here.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Literal
 import msgspec
 
 from ..embedding.port import Embedder
+from ..embedding.rerank import Reranker, RerankerUnavailable
 from ..eventlog import EventLog, Sealer, StoredRecord
 from ..eventlog.events import Candidate, ContextInjected, RecallPerformed, SubjectErased
 from ..eventlog.subjects import container_subject, document_subject, memory_subject
@@ -39,8 +42,8 @@ from ..memory import (
 )
 
 Status = Literal["exact", "differs", "unverifiable"]
-_EXACT_FIELDS = ("version_id", "served", "vector_rank", "bm25_rank", "below_floor")
-_SCORE_FIELDS = ("similarity", "bm25", "fused", "score")
+_EXACT_FIELDS = ("version_id", "served", "vector_rank", "bm25_rank", "below_floor", "rerank_rank")
+_SCORE_FIELDS = ("similarity", "bm25", "fused", "score", "rerank_score")
 # Event fields that name an erasable subject, and the subject they name.
 _SUBJECTS = (
     ("container_tag", container_subject),
@@ -83,8 +86,10 @@ def check_traces(
     *,
     only: Iterable[str] | None = None,
     sample: int | None = None,
+    reranker: Reranker | None = None,
 ) -> FidelityReport:
-    """Check every recall trace (or those named, or an evenly spread sample of ``sample``)."""
+    """Check every recall trace (or those named, or an evenly spread sample of ``sample``);
+    ``reranker`` reranks the reranked ones again (without it they are unverifiable)."""
     history = _scan(log)
     chosen = history.recalls
     if only is not None:
@@ -111,6 +116,7 @@ def check_traces(
                 if world is not None:
                     world.close()
                 world = World(log, sealer, embedder, scratch)
+                world.recall.reranker = reranker
             for stop in stops:
                 if world.position() < stop <= view:
                     world.advance(stop)
@@ -153,10 +159,13 @@ def _check(world: World, stored: StoredRecord, history: _History) -> TraceCheck:
     ranking = int(event.params.get("ranking") or 1)
     if ranking != RANKING:
         lost.append(f"ranked by version {ranking} of the ranking rules; this build has {RANKING}")
+    params = event.params
+    reranked = bool(params.get("rerank", False))
+    if reranked:
+        lost += _reranker_missing(str(params.get("reranker")), world.recall.reranker)
     if lost:
         return msgspec.structs.replace(base, status="unverifiable", reasons=lost)
     assert query is not None
-    params = event.params
     request = RecallRequest(
         q=query,
         container_tag=event.container_tag,
@@ -166,11 +175,16 @@ def _check(world: World, stored: StoredRecord, history: _History) -> TraceCheck:
         diversify=None if params.get("diversify") is None else bool(params["diversify"]),
         as_of=None if params.get("asOf") is None else int(params["asOf"] or 0),
         include_forgotten=bool(params.get("includeForgotten", False)),
+        rerank=reranked,
+        rerank_pool=int(params["rerankPool"] or 0) if reranked else None,
     )
     world.sink.drafts.clear()
-    result = world.recall.search(
-        request, origin=event.origin, actor=stored.record.actor, durable=False
-    )
+    try:
+        result = world.recall.search(
+            request, origin=event.origin, actor=stored.record.actor, durable=False
+        )
+    except RerankerUnavailable as exc:  # its files are missing or damaged here
+        return msgspec.structs.replace(base, status="unverifiable", reasons=[str(exc)])
     replayed = world.sink.drafts[-1].event
     assert isinstance(replayed, RecallPerformed)
     reasons = _differences(event, replayed)
@@ -190,6 +204,15 @@ def _check(world: World, stored: StoredRecord, history: _History) -> TraceCheck:
         candidates=len(event.candidates),
         injections=len(injections),
     )
+
+
+def _reranker_missing(recorded: str, reranker: Reranker | None) -> list[str]:
+    """Why a trace reranked by the ``recorded`` reranker cannot be reranked again here."""
+    if reranker is None:
+        return [f"reranked by {recorded}; this replay has no reranker"]
+    if reranker.identity != recorded:
+        return [f"reranked by {recorded}; this build's reranker is {reranker.identity}"]
+    return []
 
 
 def _differences(recorded: RecallPerformed, replayed: RecallPerformed) -> list[str]:

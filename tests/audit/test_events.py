@@ -164,7 +164,8 @@ def test_a_stalled_export_client_holds_no_read_transaction(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: it sticks
     with sock:
         sock.connect(("127.0.0.1", port))
-        sock.sendall(b"GET /log/export HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        host = f"127.0.0.1:{port}".encode()
+        sock.sendall(b"GET /log/export HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % host)
         received = sock.recv(64)
         assert received.startswith(b"HTTP/1.1 200")
         # The client reads nothing more. Once the socket buffers are full the server's stream

@@ -1,0 +1,260 @@
+"""The tools over one core: parse, call, render, as the REST routes do.
+
+Each tool calls what its REST route calls (``api/routes.py``, ``api/inspect.py``): the write
+combiner, ``chains``, ``recall``, the read models. Every event it causes carries the call's
+actor (protocol ``mcp``), and every recall the origin ``mcp``. The calls block (embedding, a
+durable append), so the server runs them on worker threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..clock import parse_as_of_instant, parse_iso
+from ..errors import InvalidInput, NotFound
+from ..eventlog import Draft
+from ..eventlog.events import RecallUsed
+from ..memory import Caller, Core, NewMemory, RecallRequest, Trace, VersionRow, WriteOutcome
+from ..memory.agents import LOCAL
+from ..views import chain_json, hit_json, profile_json, trace_json, version_json
+from .arguments import (
+    AddArgs,
+    ForgetArgs,
+    IdArgs,
+    ListArgs,
+    ProfileArgs,
+    SearchArgs,
+    SetProfileArgs,
+    TraceArgs,
+    UpdateArgs,
+    UsedArgs,
+    parse,
+)
+from .catalog import (
+    ADD,
+    DELETE,
+    FORGET,
+    GET,
+    GET_PROFILE,
+    INSPECT,
+    LIST,
+    RESTORE,
+    SEARCH,
+    SET_PROFILE,
+    TOOLS,
+    UPDATE,
+    USED,
+    ToolSpec,
+)
+
+# Who an MCP call is when the connection names no one else: the one local agent, as every REST
+# caller is while no API key is live.
+MCP = LOCAL.actor("mcp")
+
+Body = dict[str, object]
+
+
+@dataclass(frozen=True)
+class BoundTool:
+    spec: ToolSpec
+    run: Callable[[Any, Caller], Body]
+
+    def __call__(self, arguments: dict[str, Any] | None, caller: Caller = LOCAL) -> Body:
+        """Refuse bad arguments before anything is called, then call as ``caller`` (whose
+        key's containers bound what it reaches, as on every REST route)."""
+        return self.run(parse(arguments, self.spec.arguments), caller)
+
+
+class MemoryTools:
+    """The tool table of one core; ``hard_delete`` adds ``delete_memory``."""
+
+    def __init__(self, core: Core, *, hard_delete: bool) -> None:
+        self._core = core
+        handlers: dict[str, Callable[[Any, Caller], Body]] = {
+            SEARCH.name: self.search,
+            ADD.name: self.add,
+            GET.name: self.get,
+            UPDATE.name: self.update,
+            FORGET.name: self.forget,
+            RESTORE.name: self.restore,
+            LIST.name: self.list,
+            INSPECT.name: self.inspect,
+            GET_PROFILE.name: self.get_profile,
+            SET_PROFILE.name: self.set_profile,
+            USED.name: self.used,
+            DELETE.name: self.delete,
+        }
+        specs = [*TOOLS, *([DELETE] if hard_delete else [])]
+        self._bound = {spec.name: BoundTool(spec, handlers[spec.name]) for spec in specs}
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        return [tool.spec for tool in self._bound.values()]
+
+    def get_tool(self, name: str) -> BoundTool | None:
+        return self._bound.get(name)
+
+    def search(self, a: SearchArgs, caller: Caller) -> Body:
+        caller.reach(a.container_tag)
+        request = RecallRequest(
+            q=a.query,
+            container_tag=a.container_tag,
+            limit=a.limit,
+            recency=a.recency,
+            diversify=a.diversify,
+            as_of=None if a.as_of is None else parse_as_of_instant(a.as_of),
+            include_forgotten=a.include_forgotten,
+        )
+        # As for REST: the answer does not wait for the trace's group commit; whatever reads
+        # traces (inspect_trace, memory_used, /inspect) settles first.
+        result = self._core.recall.search(
+            request, origin="mcp", actor=caller.actor("mcp"), durable=False
+        )
+        return {"results": [hit_json(hit) for hit in result.hits], "traceId": result.trace_id}
+
+    def add(self, a: AddArgs, caller: Caller) -> Body:
+        caller.reach(a.container_tag)
+        if a.expected_version is not None and a.supersedes is None:
+            raise InvalidInput("expectedVersion needs supersedes: the memory it is expected of")
+        item = NewMemory(
+            content=a.content,
+            is_static=a.is_static,
+            metadata=None if a.metadata is None else dict(a.metadata),
+            observed_at=_observed_at(a.observed_at),
+            context=a.context,
+            supersedes=a.supersedes,
+            expected_version=a.expected_version,
+            auto_supersede=a.auto_supersede,
+        )
+        (outcome,) = self._core.combiner.write(a.container_tag, [item], caller.actor("mcp"))
+        return {"containerTag": a.container_tag, **_outcome(outcome)}
+
+    def get(self, a: IdArgs, caller: Caller) -> Body:
+        self._reached(a.id, caller)
+        return self._chain(a.id)
+
+    def update(self, a: UpdateArgs, caller: Caller) -> Body:
+        latest = self._reached(a.id, caller)
+        item = NewMemory(
+            content=a.content,
+            is_static=latest.is_static if a.is_static is None else a.is_static,
+            metadata=latest.metadata if a.metadata is None else dict(a.metadata),
+            observed_at=_observed_at(a.observed_at),
+            context=latest.context if a.context is None else a.context,
+        )
+        self._core.chains.edit(a.id, item, caller.actor("mcp"), expected_version=a.expected_version)
+        return self._chain(a.id)
+
+    def forget(self, a: ForgetArgs, caller: Caller) -> Body:
+        self._reached(a.id, caller)
+        self._core.chains.forget(a.id, a.reason, caller.actor("mcp"))
+        return self._chain(a.id)
+
+    def restore(self, a: IdArgs, caller: Caller) -> Body:
+        self._reached(a.id, caller)
+        self._core.chains.restore(a.id, caller.actor("mcp"))
+        return self._chain(a.id)
+
+    def delete(self, a: IdArgs, caller: Caller) -> Body:
+        self._reached(a.id, caller)
+        seq = self._core.chains.erase(a.id, caller.actor("mcp"))
+        return {"id": a.id, "hardDeleted": True, "erased": True, "seq": seq}
+
+    def list(self, a: ListArgs, caller: Caller) -> Body:
+        caller.reach(a.container_tag)
+        rows, total = self._core.memories.list_latest(
+            container_tag=a.container_tag,
+            include_forgotten=a.include_forgotten,
+            limit=a.limit,
+            offset=a.offset,
+        )
+        return {
+            "memories": [version_json(r, windows=False) for r in rows],
+            "total": total,
+            "limit": a.limit,
+            "offset": a.offset,
+        }
+
+    def inspect(self, a: TraceArgs, caller: Caller) -> Body:
+        return trace_json(self._core, self._trace(a.trace_id, caller))
+
+    def get_profile(self, a: ProfileArgs, caller: Caller) -> Body:
+        caller.reach(a.container_tag)
+        return profile_json(a.container_tag, self._core.memories.profile(a.container_tag))
+
+    def set_profile(self, a: SetProfileArgs, caller: Caller) -> Body:
+        caller.reach(a.container_tag)
+        self._core.chains.set_profile(a.container_tag, a.static, a.dynamic, caller.actor("mcp"))
+        return profile_json(a.container_tag, self._core.memories.profile(a.container_tag))
+
+    def used(self, a: UsedArgs, caller: Caller) -> Body:
+        trace = self._trace(a.trace_id, caller)
+        served = self._core.memories.by_version_ids(trace.served)
+        version_of = {row.memory_id: version_id for version_id, row in served.items()}
+        ids = list(dict.fromkeys(a.ids))
+        for memory_id in ids:
+            if memory_id not in version_of:
+                raise InvalidInput(
+                    f"trace {a.trace_id!r} did not serve memory {memory_id!r}: give the `id` "
+                    "of results that search returned"
+                )
+        event = RecallUsed(
+            recall_id=trace.recall_id,
+            container_tag=trace.container_tag,
+            memory_ids=ids,
+            version_ids=[version_of[i] for i in ids],
+        )
+        appended = self._core.record([Draft(caller.actor("mcp"), event)])
+        return {"traceId": trace.recall_id, "used": ids, "seq": appended.seqs[-1]}
+
+    def _chain(self, memory_id: str) -> Body:
+        memories = self._core.memories
+        chain = memories.chain(memory_id)
+        if chain is None:
+            raise NotFound(f"no memory {memory_id!r}")
+        return chain_json(
+            chain,
+            memories.links_of(memory_id),
+            split_from=memories.split_from(memory_id),
+            split_into=memories.split_into(memory_id),
+        )
+
+    def _trace(self, trace_id: str, caller: Caller) -> Trace:
+        self._core.recall.settle()  # a search answered ahead of its commit is readable now
+        trace = self._core.traces.get(trace_id)
+        if trace is None:
+            raise NotFound(f"no trace {trace_id!r}")
+        caller.owns(trace.container_tag, f"trace {trace_id!r}")
+        return trace
+
+    def _reached(self, memory_id: str, caller: Caller) -> VersionRow:
+        """The latest version of a memory the caller's key may reach (else: no such memory)."""
+        latest = self._core.memories.latest(memory_id)
+        if latest is None:
+            raise NotFound(f"no memory {memory_id!r}")
+        caller.owns(latest.container_tag, f"memory {memory_id!r}")
+        return latest
+
+
+def _observed_at(text: str | None) -> str | None:
+    """An ``observedAt``: ISO 8601 with an explicit timezone (kept as given), as REST takes it."""
+    if text is None:
+        return None
+    if parse_iso(text, "observedAt").tzinfo is None:
+        raise InvalidInput("observedAt needs an explicit timezone, e.g. 2026-07-03T12:00:00Z")
+    return text
+
+
+def _outcome(outcome: WriteOutcome) -> Body:
+    return {
+        "id": outcome.memory_id,
+        "versionId": outcome.version_id,
+        "version": outcome.version,
+        "status": outcome.status,
+        "similarity": outcome.similarity,
+        "possiblyUpdates": outcome.possibly_updates,
+        "reason": outcome.reason,
+        "seq": outcome.seq,
+    }

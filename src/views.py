@@ -1,0 +1,189 @@
+"""The JSON shapes of the read models, one each, for every shell that answers with them: the
+REST API (``api/``) and the MCP tools (``mcp_server/``) answer a version, a chain, a search
+hit, a recall trace and a profile alike, field for field (``tests/mcp/test_parity.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .clock import iso
+from .memory import ChainView, ChunkRow, Core, Hit, LinkRow, SplitRow, Trace, VersionRow
+
+
+def version_json(row: VersionRow, *, windows: bool) -> dict[str, object]:
+    body: dict[str, object] = {
+        "id": row.memory_id,
+        "versionId": row.version_id,
+        "version": row.version,
+        "containerTag": row.container_tag,
+        "content": row.content,
+        "context": row.context,
+        "isStatic": row.is_static,
+        "metadata": row.metadata,
+        "observedAt": row.observed_at_text or iso(row.observed_at),
+        "forgotten": row.forgotten,
+        "provenance": {
+            "agentId": row.agent_id,
+            "protocol": row.protocol,
+            "createdAt": iso(row.valid_from),
+            "seq": row.seq,
+            "kind": row.kind,
+        },
+    }
+    if windows:
+        body["validFrom"] = iso(row.valid_from)
+        body["validTo"] = iso(row.valid_to)
+    return body
+
+
+def chain_json(
+    chain: ChainView,
+    links: Sequence[LinkRow] = (),
+    split_from: SplitRow | None = None,
+    split_into: Sequence[SplitRow] = (),
+) -> dict[str, object]:
+    """A chain with its versions and windows, the memories it may update or be updated by, and
+    its splits (the version it was split from, the chains split from its versions)."""
+    return {
+        "id": chain.memory_id,
+        "containerTag": chain.container_tag,
+        "createdAt": iso(chain.created_at),
+        "latestVersion": chain.latest_version,
+        "forgotten": chain.forgotten,
+        "forgottenAt": iso(chain.forgotten_at),
+        "forgottenReason": chain.forgotten_reason,
+        "erased": chain.erased,
+        "versions": [version_json(v, windows=True) for v in chain.versions],
+        "possiblyUpdates": [
+            _link_json(link, link.target_memory_id)
+            for link in links
+            if link.memory_id == chain.memory_id
+        ],
+        "possiblyUpdatedBy": [
+            _link_json(link, link.memory_id)
+            for link in links
+            if link.target_memory_id == chain.memory_id
+        ],
+        "splitFrom": None
+        if split_from is None
+        else {"id": split_from.source_memory_id, "versionId": split_from.source_version_id},
+        "splitInto": [
+            {"id": row.memory_id, "versionId": row.source_version_id} for row in split_into
+        ],
+    }
+
+
+def _link_json(link: LinkRow, other: str) -> dict[str, object]:
+    return {
+        "id": other,
+        "similarity": round(link.similarity, 6),
+        "reason": link.reason,
+        "at": iso(link.at),
+        "seq": link.seq,
+    }
+
+
+def hit_json(hit: Hit) -> dict[str, object]:
+    """A served memory or document chunk, as ``POST /search`` shows it."""
+    return {
+        **(
+            {"type": "memory", **version_json(hit.row, windows=True)}
+            if hit.row is not None
+            else chunk_json(hit.chunk)
+        ),
+        "similarity": round(hit.similarity, 6),
+        "score": round(hit.score, 6),
+        **({"rerankScore": round(hit.rerank_score, 6)} if hit.rerank_score is not None else {}),
+        **({"possiblyOutdatedBy": list(hit.outdated_by)} if hit.outdated_by else {}),
+    }
+
+
+def chunk_json(chunk: ChunkRow | None) -> dict[str, object]:
+    assert chunk is not None
+    return {
+        "type": "document",
+        "documentId": chunk.document_id,
+        "chunkIndex": chunk.index,
+        "title": chunk.title,
+        "containerTag": chunk.container_tag,
+        "content": chunk.text,
+        "start": chunk.start,
+        "end": chunk.end,
+    }
+
+
+def trace_summary(trace: Trace) -> dict[str, object]:
+    """A recall, as ``GET /inspect`` lists it."""
+    return {
+        "traceId": trace.recall_id,
+        "type": "recall",
+        "seq": trace.seq,
+        "at": iso(trace.at),
+        "origin": trace.origin,
+        "containerTag": trace.container_tag,
+        "query": trace.query,
+        "embedder": trace.embedder,
+        "served": trace.served,
+        "candidateCount": len(trace.candidates),
+        "latencyMs": trace.latency_ms,
+        "params": trace.params,
+        "agentId": trace.agent_id,
+        "protocol": trace.protocol,
+        "status": "answered",
+    }
+
+
+def trace_json(core: Core, trace: Trace) -> dict[str, object]:
+    """A recall with every candidate, as ``GET /inspect/{traceId}`` shows it."""
+    versions = core.memories.by_version_ids([str(c["version_id"]) for c in trace.candidates])
+    candidates = []
+    for c in trace.candidates:
+        ref = str(c["version_id"])
+        document_id, _, index = ref.partition("#")
+        if index.isdigit():  # a document chunk: documents do not version
+            found = core.documents.chunk_at(document_id, int(index))
+            what: dict[str, object] = {
+                "type": "document",
+                "documentId": document_id,
+                "chunkIndex": int(index),
+                "content": None if found is None else found.text,
+                "erased": found is None or found.text is None,
+            }
+        else:
+            row = versions.get(ref)
+            what = {
+                "type": "memory",
+                "id": None if row is None else row.memory_id,
+                "version": None if row is None else row.version,
+                "content": None if row is None else row.content,
+                "context": None if row is None else row.context,
+                "erased": row is not None and row.erased,
+            }
+        candidates.append(
+            {
+                "versionId": ref,
+                **what,
+                "similarity": c.get("similarity"),
+                "bm25": c.get("bm25"),
+                "vectorRank": c.get("vector_rank"),
+                "bm25Rank": c.get("bm25_rank"),
+                "fused": c.get("fused"),
+                "score": c.get("score"),
+                "belowFloor": c.get("below_floor"),
+                "served": c.get("served"),
+            }
+        )
+    return {**trace_summary(trace), "candidates": candidates}
+
+
+def profile_json(
+    container_tag: str, found: tuple[dict[str, object], int] | None
+) -> dict[str, object]:
+    """A container's profile, as ``GET /profile`` shows it (empty lists when none is set)."""
+    profile, updated = found if found is not None else ({}, None)
+    return {
+        "containerTag": container_tag,
+        "static": profile.get("static", []),
+        "dynamic": profile.get("dynamic", []),
+        "updatedAt": iso(updated),
+    }

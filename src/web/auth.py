@@ -1,0 +1,74 @@
+"""API keys at the door: once any key is live, every request but ``GET /health`` carries one.
+
+``Authorization: Bearer <key>``, checked in front of every route (after the Host/Origin
+guard, before the hot routes and the framework), so a refused request runs nothing and
+appends nothing. What the key opens (its agent and containers) is put in the request's scope
+state (under ``state_key``) for the shells to stamp and scope their work by. With no key live
+the door stays as it was: every loopback caller is the local agent, and an ``Authorization`` header
+(the ``openai`` client always sends one) is not looked at.
+
+Malformed, non-ASCII, repeated or huge credentials are a 401 like a wrong key, never an error
+of the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..errors import Unauthorized
+from .host_guard import refuse
+
+MAX_HEADER = 1024  # bytes of an Authorization header looked at, at most
+_CHALLENGE = ((b"www-authenticate", b'Bearer realm="mnemolog"'),)
+# Always open: a supervisor must see whether the server is up, and what auth it asks for.
+OPEN = frozenset({("GET", "/health"), ("HEAD", "/health")})
+
+
+class BearerAuth:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        required: Callable[[], bool],
+        authenticate: Callable[[str], object | None],
+        anonymous: object,
+        state_key: str,
+    ) -> None:
+        """``authenticate`` answers the caller a key is (or None); ``anonymous`` is the caller
+        of every request while ``required()`` is false."""
+        self._app = app
+        self._required = required
+        self._authenticate = authenticate
+        self._anonymous = anonymous
+        self._state_key = state_key
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            caller = self._anonymous
+            if self._required() and (scope.get("method", "GET"), scope["path"]) not in OPEN:
+                found = self.caller(scope)
+                if found is None:
+                    refusal = Unauthorized(
+                        "this server needs an API key: Authorization: Bearer <key>"
+                    )
+                    await refuse(scope, send, refusal, _CHALLENGE)
+                    return
+                caller = found
+            scope.setdefault("state", {})[self._state_key] = caller
+        await self._app(scope, receive, send)
+
+    def caller(self, scope: Scope) -> object | None:
+        """The caller the request's one Bearer key opens, or None."""
+        values = [v for k, v in scope["headers"] if k == b"authorization"]
+        if len(values) != 1 or len(values[0]) > MAX_HEADER:
+            return None
+        try:
+            text = values[0].decode("ascii")
+        except UnicodeDecodeError:
+            return None
+        scheme, _, token = text.strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        return self._authenticate(token.strip())
