@@ -78,6 +78,7 @@ class Search(_Body, frozen=True, kw_only=True):
     recency: bool = True
     diversify: bool | None = None
     as_of: str | None = None
+    fact_as_of: str | None = None
     include_forgotten: bool = False
     rerank: bool = False
 

@@ -281,6 +281,7 @@ class HotEndpoints:
             recency=body.recency,
             diversify=body.diversify,
             as_of=parse_as_of(body.as_of),
+            fact_as_of=parse_as_of(body.fact_as_of),
             include_forgotten=body.include_forgotten,
             rerank=body.rerank,
         )

@@ -109,6 +109,17 @@ class SearchArgs(_Arguments, frozen=True, kw_only=True):
         ]
         | None
     ) = None
+    fact_as_of: (
+        Annotated[
+            str,
+            Meta(
+                description="Fact time: what was true at this instant, by what is known now "
+                "(or at asOf): of each memory, the version whose observedAt is the last at or "
+                "before it. Same format as asOf. Omit for the current versions.",
+            ),
+        ]
+        | None
+    ) = None
     include_forgotten: Annotated[
         bool, Meta(description="Also serve forgotten memories (flagged `forgotten`).")
     ] = False

@@ -105,6 +105,7 @@ class MemoryTools:
             recency=a.recency,
             diversify=a.diversify,
             as_of=None if a.as_of is None else parse_as_of_instant(a.as_of),
+            fact_as_of=None if a.fact_as_of is None else parse_as_of_instant(a.fact_as_of),
             include_forgotten=a.include_forgotten,
         )
         # As for REST: the answer does not wait for the trace's group commit; whatever reads

@@ -63,7 +63,10 @@ class RecallRequest(msgspec.Struct, frozen=True, kw_only=True):
     mode: Mode = "memories"
     recency: bool = True
     diversify: bool | None = None
-    as_of: int | None = None  # UTC ns
+    as_of: int | None = None  # record time, UTC ns: what was known then
+    # Fact time, UTC ns: of each chain, the version observed last at or before it (what was
+    # true then, by what is known now, or at ``as_of``).
+    fact_as_of: int | None = None
     include_forgotten: bool = False
     # Rescore the head of the fused order with the cross-encoder; ``rerank_pool`` is how many
     # (None: the recall's configured pool).
@@ -235,6 +238,7 @@ class Recall:
                 "recency": request.recency,
                 "diversify": request.diversify,
                 "asOf": request.as_of,
+                **({"factAsOf": request.fact_as_of} if request.fact_as_of is not None else {}),
                 "includeForgotten": request.include_forgotten,
                 "ranking": RANKING,
                 **(
@@ -296,7 +300,7 @@ class Recall:
         # Age is measured from the newest candidate (or asOf), not from today: an imported
         # history from years ago must still rank its newer statements first.
         newest = max(observed.values(), default=time.time_ns())
-        reference = request.as_of if request.as_of is not None else newest
+        reference = next((t for t in (request.fact_as_of, request.as_of) if t is not None), newest)
 
         def weight(row_id: int) -> float:
             return recency_weight(observed[row_id], reference) if request.recency else 1.0
@@ -353,13 +357,15 @@ class Recall:
     def _allowed(self, request: RecallRequest) -> tuple[AbstractSet[int], Hashable | None]:
         """The versions a search may return: latest (or valid at ``as_of``), live, in scope;
         and the name of that set when it is a container's live versions, which recur."""
-        if request.as_of is None and not request.include_forgotten and request.container_tag:
+        plain = request.as_of is None and request.fact_as_of is None
+        if plain and not request.include_forgotten and request.container_tag:
             tag = request.container_tag
             return self._memories.live_rows(tag), live_scope(tag)
         visible = self._memories.visible_rows(
             container_tag=request.container_tag,
             as_of=request.as_of,
             include_forgotten=request.include_forgotten,
+            fact_as_of=request.fact_as_of,
         )
         return visible, None
 

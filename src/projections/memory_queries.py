@@ -209,13 +209,24 @@ class MemoryQueries(SqliteProjection):
         container_tag: str | None,
         as_of: int | None,
         include_forgotten: bool,
+        fact_as_of: int | None = None,
     ) -> frozenset[int]:
         """Versions a search may serve: the latest, or those valid at ``as_of`` (log time,
         validFrom inclusive, validTo exclusive). Forgetting applies at query time, so a chain
-        forgotten since ``as_of`` stays hidden unless forgotten chains are asked for."""
+        forgotten since ``as_of`` stays hidden unless forgotten chains are asked for.
+
+        With ``fact_as_of`` (fact time), of each chain the version observed last at or before
+        it (the latest version among equals) among those recorded by ``as_of`` (or now): what
+        was true then. A chain with no version observed by then has none."""
         where = ["c.erased = 0"]
         args: list[object] = []
-        if as_of is None:
+        if fact_as_of is not None:
+            where.append("v.observed_at <= ? AND v.content IS NOT NULL")
+            args.append(fact_as_of)
+            if as_of is not None:
+                where.append("v.valid_from <= ?")
+                args.append(as_of)
+        elif as_of is None:
             where.append("v.valid_to IS NULL")
         else:
             where.append("v.valid_from <= ? AND (v.valid_to IS NULL OR v.valid_to > ?)")
@@ -225,10 +236,15 @@ class MemoryQueries(SqliteProjection):
             args.append(container_tag)
         if not include_forgotten:
             where.append("c.forgotten = 0")
+        sql = f"SELECT v.row_id {FROM_VERSIONS} WHERE {' AND '.join(where)}"
+        if fact_as_of is not None:
+            sql = (
+                "SELECT row_id FROM (SELECT v.row_id, ROW_NUMBER() OVER (PARTITION BY"
+                " v.memory_id ORDER BY v.observed_at DESC, v.version DESC) AS n"
+                f" {FROM_VERSIONS} WHERE {' AND '.join(where)}) WHERE n = 1"
+            )
         with self._lock:
-            rows = self._conn.execute(
-                f"SELECT v.row_id {FROM_VERSIONS} WHERE {' AND '.join(where)}", args
-            ).fetchall()
+            rows = self._conn.execute(sql, args).fetchall()
         return frozenset(int(r[0]) for r in rows)
 
     def vectors_of(self, row_ids: Sequence[int]) -> list[tuple[int, bytes]]:

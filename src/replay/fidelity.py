@@ -174,6 +174,7 @@ def _check(world: World, stored: StoredRecord, history: _History) -> TraceCheck:
         recency=bool(params.get("recency", True)),
         diversify=None if params.get("diversify") is None else bool(params["diversify"]),
         as_of=None if params.get("asOf") is None else int(params["asOf"] or 0),
+        fact_as_of=None if params.get("factAsOf") is None else int(params["factAsOf"] or 0),
         include_forgotten=bool(params.get("includeForgotten", False)),
         rerank=reranked,
         rerank_pool=int(params["rerankPool"] or 0) if reranked else None,
