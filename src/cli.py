@@ -22,6 +22,8 @@ from .errors import CorruptLog, DataDirLocked, EmbedderError, InvalidInput, Stor
 from .settings import Settings, settings_from_env
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     from .eventlog.lmdb_log import LmdbEventLog
     from .runtime import Runtime
 
@@ -158,13 +160,31 @@ def _open_runtime(settings: Settings) -> Runtime:
 
 @main.command("verify-log")
 @_data_dir_option
+@click.argument("export", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--public-key",
+    metavar="KEY",
+    default=None,
+    help="With EXPORT: require a signature by this key (base64, or its SHA256: fingerprint).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def verify_log_command(data_dir: Path | None, as_json: bool) -> None:
-    """Check the log's checksums, sequence and hash chain.
+def verify_log_command(
+    data_dir: Path | None, export: str | None, public_key: str | None, as_json: bool
+) -> None:
+    """Check the log's checksums, sequence and hash chain, or an export of it.
 
-    Exits 0 when the log is intact, 1 with the first bad seq when it is not, 2 when there is
-    no log. Safe to run beside a live server.
+    Without EXPORT, checks the log in the data directory: exits 0 when it is intact, 1 with
+    the first bad seq when it is not, 2 when there is no log. Safe to run beside a live
+    server. With EXPORT (a file from `mnemolog export-log`, or - for stdin), checks it as
+    tools/verify_log.py does, and its signature if it is signed: exits 0 and prints the last
+    hash (and the signing key's fingerprint) when it is intact, 1 with the first bad line
+    when it is not, 2 when it cannot be read.
     """
+    if export is not None:
+        _verify_export(export, public_key, as_json)
+        return
+    if public_key is not None:
+        raise click.UsageError("--public-key checks the signature of an EXPORT")
     from .eventlog.datadir import log_dir
     from .eventlog.verify import verify_log
 
@@ -183,6 +203,72 @@ def verify_log_command(data_dir: Path | None, as_json: bool) -> None:
     sys.exit(EXIT_USAGE if report.reason and report.reason.startswith("no log") else EXIT_CORRUPT)
 
 
+def _verify_export(export: str, public_key: str | None, as_json: bool) -> None:
+    from .audit.export import verify_export
+
+    try:
+        if export == "-":
+            report = verify_export(sys.stdin.buffer, public_key=public_key)
+        else:
+            with open(export, "rb") as stream:
+                report = verify_export(stream, public_key=public_key)
+    except InvalidInput as exc:
+        raise click.UsageError(str(exc)) from exc
+    except OSError as exc:
+        click.echo(f"mnemolog: cannot read {export}: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    if as_json:
+        click.echo(msgspec.json.encode(report).decode())
+    elif report.ok:
+        span = f", seq {report.from_seq}..{report.to_seq}" if report.records else ""
+        signed = f", signed by {report.fingerprint}" if report.signed else ", unsigned"
+        click.echo(f"ok: {report.records} records{span}, last {report.last}{signed}")
+    else:
+        click.echo(f"bad: line {report.first_bad_line}: {report.reason}", err=True)
+    if not report.ok:
+        sys.exit(EXIT_CORRUPT)
+
+
+@main.command("store-key")
+@_data_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Print the key as JSON.")
+def store_key_command(data_dir: Path | None, as_json: bool) -> None:
+    """Print the public half of the store key, which signs `export-log --sign`.
+
+    Made at its first use, in DATA-DIR/store-signing.key (mode 0600); the private half never
+    leaves that file. Publish the public key or its fingerprint so that an auditor can pin
+    it (`verify-log EXPORT --public-key KEY`, see docs/audit.md). Exits 2 when there is no
+    log, 1 when the key cannot be read or made.
+    """
+    from .audit import signing
+
+    settings = _settings(data_dir=data_dir)
+    key = _store_key(settings)
+    public = signing.encode_public_key(key)
+    shown = signing.fingerprint(signing.public_bytes(key))
+    if as_json:
+        as_object = {"alg": signing.ALG, "publicKey": public, "fingerprint": shown}
+        click.echo(msgspec.json.encode(as_object).decode())
+    else:
+        click.echo(f"{signing.ALG} {public}\n{shown}")
+
+
+def _store_key(settings: Settings) -> Ed25519PrivateKey:
+    """The data dir's store key (made if new); exits 2 when there is no log there."""
+    from .audit.signing import store_key
+    from .eventlog.datadir import log_dir
+
+    path = log_dir(settings.data_dir)
+    if not (path / "data.mdb").exists():
+        click.echo(f"mnemolog: no log at {path}", err=True)
+        sys.exit(EXIT_USAGE)
+    try:
+        return store_key(settings.data_dir)
+    except StorageError as exc:
+        click.echo(f"mnemolog: {exc}", err=True)
+        sys.exit(EXIT_CORRUPT)
+
+
 @main.command("export-log")
 @_data_dir_option
 @click.option("--from", "from_seq", type=int, default=None, help="First seq to export [1].")
@@ -194,17 +280,28 @@ def verify_log_command(data_dir: Path | None, as_json: bool) -> None:
     default=None,
     help="Write to this file instead of stdout.",
 )
+@click.option(
+    "--sign",
+    is_flag=True,
+    help="Sign the export's range with the store key (see `mnemolog store-key`).",
+)
 def export_log_command(
-    data_dir: Path | None, from_seq: int | None, to_seq: int | None, output: Path | None
+    data_dir: Path | None,
+    from_seq: int | None,
+    to_seq: int | None,
+    output: Path | None,
+    sign: bool,
 ) -> None:
     """Export the log as JSON Lines for outside audit.
 
     A header line, then one line per record with its stored bytes, hash and chain link;
-    sealed fields stay ciphertext. Check it with `python3 tools/verify_log.py FILE` (see
-    docs/audit.md). Exits 1 if the log is damaged, 2 on a bad range or when there is no log.
-    Safe to run beside a live server.
+    sealed fields stay ciphertext. With --sign the header also carries the store key's
+    signature over the range and its last hash, so a truncated export is caught too. Check it
+    with `python3 tools/verify_log.py FILE` or `mnemolog verify-log FILE` (see docs/audit.md).
+    Exits 1 if the log is damaged, 2 on a bad range or when there is no log. Safe to run
+    beside a live server.
     """
-    from .audit.export import export_header, export_lines
+    from .audit.export import export_header, export_lines, sign_header
     from .eventlog.datadir import log_dir
 
     settings = _settings(data_dir=data_dir)
@@ -213,12 +310,15 @@ def export_log_command(
         click.echo(f"mnemolog: no log at {path}", err=True)
         sys.exit(EXIT_USAGE)
     # The log alone, not the runtime: no data-dir lock, no embedder, and it never writes.
+    key = _store_key(settings) if sign else None
     log = _open_log(path, settings)
     try:
         try:
             header = export_header(log, from_seq, to_seq)
         except InvalidInput as exc:
             raise click.UsageError(str(exc)) from exc
+        if key is not None:
+            header = sign_header(header, key)
         if output is None:
             _write_all(sys.stdout.buffer, export_lines(log, header))
         else:

@@ -6,6 +6,7 @@ import threading
 
 from threadpoolctl import threadpool_limits
 
+from .audit.signing import store_key
 from .embedding import CrossEncoder, reranker_dir
 from .eventlog.datadir import DataDirLock, keys_dir, log_dir
 from .eventlog.keystore import KeyStore
@@ -38,6 +39,8 @@ class Runtime:
                 self.sealer = Sealer(self.keys)
                 try:
                     self.core = Core(settings, self.log, self.keys, self.sealer)
+                    # The key that signs log exports: made at the first boot, kept for good.
+                    store_key(settings.data_dir)
                 except BaseException:
                     self.keys.close()
                     raise

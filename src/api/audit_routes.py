@@ -15,7 +15,8 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from ..audit.export import export_chunk, export_header, header_line
+from ..audit.export import ExportHeader, export_chunk, export_header, header_line, sign_header
+from ..audit.signing import store_key
 from ..audit.stream import event_stream
 from ..errors import InvalidInput
 from ..memory.agents import caller_in
@@ -35,6 +36,15 @@ def parse_seq(name: str, text: str | None) -> int | None:
     return int(text)
 
 
+def parse_flag(name: str, text: str | None) -> bool:
+    """A yes/no query flag: ``true`` or ``false`` (also ``1``, ``0``), else ``InvalidInput``."""
+    if text is None or text in ("false", "0"):
+        return False
+    if text in ("true", "1"):
+        return True
+    raise InvalidInput(f"{name} must be true or false, not {text[:40]!r}")
+
+
 def audit_routes(runtime: Runtime) -> APIRouter:
     router = APIRouter()
     log = runtime.log
@@ -46,12 +56,22 @@ def audit_routes(runtime: Runtime) -> APIRouter:
         request: Request,
         from_: Annotated[str | None, Query(alias="from", max_length=40)] = None,
         to: Annotated[str | None, Query(max_length=40)] = None,
+        sign: Annotated[str | None, Query(max_length=40)] = None,
     ) -> StreamingResponse:
-        """Every record from ``from`` to ``to`` as JSON Lines, for tools/verify_log.py."""
+        """Every record from ``from`` to ``to`` as JSON Lines, for tools/verify_log.py;
+        ``sign=true`` signs the range with the store key."""
         caller_in(request.scope).reach(None)  # the whole log: no scoped key reads it
-        header = await run_in_threadpool(
-            export_header, log, parse_seq("from", from_), parse_seq("to", to)
+        first, last, signed = (
+            parse_seq("from", from_),
+            parse_seq("to", to),
+            parse_flag("sign", sign),
         )
+
+        def make_header() -> ExportHeader:
+            header = export_header(log, first, last)
+            return sign_header(header, store_key(settings.data_dir)) if signed else header
+
+        header = await run_in_threadpool(make_header)
 
         async def lines() -> AsyncIterator[bytes]:
             yield header_line(header)
