@@ -11,7 +11,7 @@ curve of quality against pool size and cost. Nothing is asserted; the goal is pr
 or not met.
 
     .venv/bin/python bench/rerank.py [--tier fast|quality] [--size 10000] [--pools 10,20,30,50]
-                                     [--queries 100] [--quality] [--json]
+                                     [--queries 100] [--quality [--conversations N]] [--json]
 """
 
 from __future__ import annotations
@@ -92,6 +92,11 @@ def quality(args: argparse.Namespace) -> dict[int, dict[str, float]]:
             "--rerank-pool",
             ",".join(map(str, args.pools)),
             "--json",
+            *(
+                []
+                if args.conversations is None
+                else ["--limit-conversations", str(args.conversations)]
+            ),
         ],
         capture_output=True,
         text=True,
@@ -168,6 +173,9 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--model-cache-dir", type=Path, default=None)
     parser.add_argument("--quality", action="store_true", help="also run LoCoMo per pool")
+    parser.add_argument(
+        "--conversations", type=int, default=None, metavar="N", help="with --quality: only N"
+    )
     parser.add_argument("--dir", type=Path, default=None, help="where the temporary dir goes")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

@@ -18,7 +18,8 @@
     ├── KeyDestroyed                  the subject's key was destroyed: it cannot come back (410)
     ├── DataDirLocked                 another mnemolog process owns the data dir
     ├── EmbedderError                 the embedder cannot be loaded or used
-    │   └── EmbedderMismatch          the data dir is pinned to another embedder (refuse to boot)
+    │   ├── EmbedderMismatch          the data dir is pinned to another embedder (refuse to boot)
+    │   └── RerankerUnavailable       the reranker's model is missing or not the pinned one (503)
     ├── UpstreamNotConfigured         the proxy has no upstream base URL (503)
     ├── UpstreamFailed                the upstream failed or answered nonsense (502)
     │   └── UpstreamRejected          the upstream refused the request: its 4xx status is kept
@@ -122,6 +123,13 @@ class EmbedderError(MnemologError):
 
 class EmbedderMismatch(EmbedderError):
     code = "embedder_mismatch"
+
+
+class RerankerUnavailable(EmbedderError):
+    """The reranker's files are missing or are not the pinned ones (503: the server is fine,
+    this feature of it is not installed)."""
+
+    code = "reranker_unavailable"
 
 
 class UpstreamNotConfigured(MnemologError):

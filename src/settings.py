@@ -259,7 +259,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             le=100,
             description="How many of the fused head a rerank rescores with the cross-encoder "
             "(`rerank: true` on `POST /search`, and the proxy's memory round with "
-            "`MNEMOLOG_PROXY_RERANK`). Each costs about 5 ms on 2 cores; see "
+            "`MNEMOLOG_PROXY_RERANK`). Each costs 2 to 3 ms on 2 cores; see "
             "[recall.md](recall.md#rerank) for the quality each pool size bought.",
         ),
     ] = 30

@@ -170,6 +170,8 @@ def trace_json(core: Core, trace: Trace) -> dict[str, object]:
                 "fused": c.get("fused"),
                 "score": c.get("score"),
                 "belowFloor": c.get("below_floor"),
+                "rerankScore": c.get("rerank_score"),
+                "rerankRank": c.get("rerank_rank"),
                 "served": c.get("served"),
             }
         )

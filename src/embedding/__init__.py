@@ -16,7 +16,6 @@ from .rerank import (
     RERANKER_SHA256,
     CrossEncoder,
     Reranker,
-    RerankerUnavailable,
     reranker_dir,
 )
 from .select import (
@@ -46,7 +45,6 @@ __all__ = [
     "QualityEmbedder",
     "RequestedTier",
     "Reranker",
-    "RerankerUnavailable",
     "StaticEmbedder",
     "Tier",
     "available_memory",

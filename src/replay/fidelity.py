@@ -27,7 +27,8 @@ from typing import Literal
 import msgspec
 
 from ..embedding.port import Embedder
-from ..embedding.rerank import Reranker, RerankerUnavailable
+from ..embedding.rerank import Reranker
+from ..errors import RerankerUnavailable
 from ..eventlog import EventLog, Sealer, StoredRecord
 from ..eventlog.events import Candidate, ContextInjected, RecallPerformed, SubjectErased
 from ..eventlog.subjects import container_subject, document_subject, memory_subject

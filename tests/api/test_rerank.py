@@ -7,17 +7,21 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
-from mnemolog.embedding import RERANKER_NAME
+from mnemolog.embedding import RERANKER_NAME, CrossEncoder, reranker_dir
 from mnemolog.eventlog.datadir import log_dir
 from mnemolog.eventlog.events import RecallPerformed
 from mnemolog.eventlog.lmdb_log import LmdbEventLog
+from mnemolog.eventlog.scratch import scratch_root
+from mnemolog.replay.command import opened, pinned_embedder
+from mnemolog.replay.fidelity import check_traces
+from mnemolog.settings import Settings, settings_from_env
 
 from ..servers import MNEMOLOG, mnemolog_server, replayed_traces
 
@@ -107,6 +111,36 @@ def test_a_reranked_search_serves_the_answer_first_and_replays_exactly(store: St
     traces = {t["trace_id"]: t for t in report["traces"]}  # type: ignore[attr-defined]
     assert traces[trace_id]["status"] == "exact", traces[trace_id]
     assert report["differs"] == 0 and report["unverifiable"] == 0
+
+
+class Shifted:
+    """The installed reranker under its own identity, every score moved by a little: what a
+    model that changed without saying so would give."""
+
+    def __init__(self) -> None:
+        self._inner = CrossEncoder(reranker_dir(settings_from_env(os.environ).model_cache))
+        self.identity = self._inner.identity
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        return [s + 1e-3 for s in self._inner.score(query, passages)]
+
+
+def test_a_replay_that_reranks_otherwise_is_caught(store: Store) -> None:
+    assert search(store.http, rerank=True).status_code == 200
+    state(store.http)
+    settings = Settings(data_dir=store.data_dir, embedder="quality")
+    with opened(settings) as o:
+        report = check_traces(
+            o.log,
+            o.sealer,
+            pinned_embedder(settings, o.log),
+            scratch_root(store.data_dir),
+            reranker=Shifted(),
+        )
+    reranked = [t for t in report.traces if t.status == "differs"]
+    assert reranked and report.exact == report.checked - len(reranked)  # the others replay
+    for trace in reranked:
+        assert all(r.endswith("differs in rerank_score") for r in trace.reasons), trace.reasons
 
 
 @pytest.mark.parametrize("value", ['"yes"', "1", "0", "null", '"true"', "[]", "{}"])

@@ -13,8 +13,9 @@ from typing import NoReturn
 
 import pytest
 
-from mnemolog.embedding import CrossEncoder, RerankerUnavailable, reranker_dir
+from mnemolog.embedding import CrossEncoder, reranker_dir
 from mnemolog.embedding.rerank import PAIR_TOKENS, RERANKER_FILES
+from mnemolog.errors import RerankerUnavailable
 from mnemolog.settings import settings_from_env
 
 ROOT = Path(__file__).resolve().parents[2]
