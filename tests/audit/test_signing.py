@@ -260,14 +260,19 @@ def test_the_stdlib_ed25519_agrees_with_cryptography() -> None:
 
 def secret_forms(data_dir: Path) -> list[bytes]:
     """The store key's private half as raw bytes and in every text form it could leak in."""
-    pem = signing.key_path(data_dir).read_bytes()
     key = signing.store_key(data_dir)
     raw = key.private_bytes(
         serialization.Encoding.Raw,
         serialization.PrivateFormat.Raw,
         serialization.NoEncryption(),
     )
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
     body = b"".join(pem.splitlines()[1:-1])
+    assert signing.key_path(data_dir).read_bytes() == raw  # the file holds the raw key
     return [
         raw,
         raw.hex().encode(),
