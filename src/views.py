@@ -7,7 +7,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .clock import iso
-from .memory import ChainView, ChunkRow, Core, Hit, LinkRow, SplitRow, Trace, VersionRow
+from .memory import (
+    ChainView,
+    ChunkRow,
+    Core,
+    Hit,
+    LinkRow,
+    SplitRow,
+    Trace,
+    VersionRow,
+    WriteOutcome,
+)
 
 
 def version_json(row: VersionRow, *, windows: bool) -> dict[str, object]:
@@ -188,4 +198,18 @@ def profile_json(
         "static": profile.get("static", []),
         "dynamic": profile.get("dynamic", []),
         "updatedAt": iso(updated),
+    }
+
+
+def outcome_json(outcome: WriteOutcome) -> dict[str, object]:
+    """What became of one written memory, as ``POST /memories`` answers it."""
+    return {
+        "id": outcome.memory_id,
+        "versionId": outcome.version_id,
+        "version": outcome.version,
+        "status": outcome.status,
+        "similarity": outcome.similarity,
+        "possiblyUpdates": outcome.possibly_updates,
+        "reason": outcome.reason,
+        "seq": outcome.seq,
     }

@@ -8,7 +8,7 @@ import msgspec
 
 from ..clock import iso, parse_as_of_instant, parse_iso
 from ..errors import InvalidInput
-from ..memory import DocumentRow, LinkRow
+from ..memory import DocumentRow
 
 Content = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000)]
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -100,16 +100,6 @@ def parse_as_of(text: str | None) -> int | None:
 
 class SplitMemory(_Body, frozen=True, kw_only=True):
     version_id: MemoryId  # the version a later one replaced
-
-
-def _link_json(link: LinkRow, other: str) -> dict[str, object]:
-    return {
-        "id": other,
-        "similarity": round(link.similarity, 6),
-        "reason": link.reason,
-        "at": iso(link.at),
-        "seq": link.seq,
-    }
 
 
 def document_json(document: DocumentRow, *, content: bool) -> dict[str, object]:

@@ -14,10 +14,10 @@ from starlette.types import Scope
 
 from ..errors import InvalidInput, NotFound
 from ..eventlog import Actor
-from ..memory import NewMemory, RecallRequest, WriteOutcome
+from ..memory import NewMemory, RecallRequest
 from ..memory.agents import caller_in
 from ..runtime import Runtime
-from ..views import chain_json, hit_json, profile_json, version_json
+from ..views import chain_json, hit_json, outcome_json, profile_json, version_json
 from ..web.request_body import decode_json, read_body, read_json
 from .hot import Reply
 from .models import (
@@ -265,7 +265,7 @@ class HotEndpoints:
         writes = self._core.combiner
         outcomes = await self._offload(lambda: writes.write(body.container_tag, items, actor))
         return Reply(
-            {"containerTag": body.container_tag, "memories": [_outcome(o) for o in outcomes]}
+            {"containerTag": body.container_tag, "memories": [outcome_json(o) for o in outcomes]}
         )
 
     async def search(self, raw: bytes, scope: Scope) -> Reply:
@@ -305,19 +305,6 @@ def reply_response(reply: Reply) -> Response:
         media_type="application/json",
         headers=dict(reply.headers),
     )
-
-
-def _outcome(outcome: WriteOutcome) -> dict[str, object]:
-    return {
-        "id": outcome.memory_id,
-        "versionId": outcome.version_id,
-        "version": outcome.version,
-        "status": outcome.status,
-        "similarity": outcome.similarity,
-        "possiblyUpdates": outcome.possibly_updates,
-        "reason": outcome.reason,
-        "seq": outcome.seq,
-    }
 
 
 def _expected_version(supersedes: str | None, expected: int | None) -> int | None:

@@ -16,9 +16,9 @@ from ..clock import parse_as_of_instant, parse_iso
 from ..errors import InvalidInput, NotFound
 from ..eventlog import Draft
 from ..eventlog.events import RecallUsed
-from ..memory import Caller, Core, NewMemory, RecallRequest, Trace, VersionRow, WriteOutcome
+from ..memory import Caller, Core, NewMemory, RecallRequest, Trace, VersionRow
 from ..memory.agents import LOCAL
-from ..views import chain_json, hit_json, profile_json, trace_json, version_json
+from ..views import chain_json, hit_json, outcome_json, profile_json, trace_json, version_json
 from .arguments import (
     AddArgs,
     ForgetArgs,
@@ -131,7 +131,7 @@ class MemoryTools:
             auto_supersede=a.auto_supersede,
         )
         (outcome,) = self._core.combiner.write(a.container_tag, [item], caller.actor("mcp"))
-        return {"containerTag": a.container_tag, **_outcome(outcome)}
+        return {"containerTag": a.container_tag, **outcome_json(outcome)}
 
     def get(self, a: IdArgs, caller: Caller) -> Body:
         self._reached(a.id, caller)
@@ -247,16 +247,3 @@ def _observed_at(text: str | None) -> str | None:
     if parse_iso(text, "observedAt").tzinfo is None:
         raise InvalidInput("observedAt needs an explicit timezone, e.g. 2026-07-03T12:00:00Z")
     return text
-
-
-def _outcome(outcome: WriteOutcome) -> Body:
-    return {
-        "id": outcome.memory_id,
-        "versionId": outcome.version_id,
-        "version": outcome.version,
-        "status": outcome.status,
-        "similarity": outcome.similarity,
-        "possiblyUpdates": outcome.possibly_updates,
-        "reason": outcome.reason,
-        "seq": outcome.seq,
-    }
