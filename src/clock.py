@@ -56,19 +56,19 @@ def _iso(ns: int) -> str:
     return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def parse_as_of_instant(text: str) -> int:
-    """An ``asOf`` instant: a date-time with an explicit timezone, or a plain date (UTC
-    midnight), as UTC nanoseconds; ``InvalidInput`` otherwise."""
+def parse_as_of_instant(text: str, name: str = "asOf") -> int:
+    """An ``asOf`` (or ``factAsOf``, ``name``) instant: a date-time with an explicit timezone,
+    or a plain date (UTC midnight), as UTC nanoseconds; ``InvalidInput`` otherwise."""
     if len(text) == 10:
-        moment = parse_iso(text, "asOf")
+        moment = parse_iso(text, name)
         moment = datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
     else:
         if "T" not in text:
-            raise InvalidInput("asOf must be a date (YYYY-MM-DD) or a date-time with a timezone")
-        moment = parse_iso(text, "asOf")
+            raise InvalidInput(f"{name} must be a date (YYYY-MM-DD) or a date-time with a timezone")
+        moment = parse_iso(text, name)
         if moment.tzinfo is None:
             raise InvalidInput(
-                "asOf needs an explicit timezone (2026-07-03T12:00:00Z) or a plain date"
+                f"{name} needs an explicit timezone (2026-07-03T12:00:00Z) or a plain date"
             )
     # Times are shown to the microsecond while the log keeps nanoseconds: an instant names the
     # whole microsecond, so an asOf copied from a validFrom selects that version.
@@ -81,3 +81,12 @@ def parse_iso(text: str, name: str) -> datetime:
         return datetime.fromisoformat(text)
     except ValueError as exc:
         raise InvalidInput(f"{name} is not an ISO 8601 date-time: {text!r}") from exc
+
+
+def parse_observed_at(text: str | None) -> str | None:
+    """An ``observedAt``: ISO 8601 with an explicit timezone (kept as given), else 400."""
+    if text is None:
+        return None
+    if parse_iso(text, "observedAt").tzinfo is None:
+        raise InvalidInput("observedAt needs an explicit timezone, e.g. 2026-07-03T12:00:00Z")
+    return text

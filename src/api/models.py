@@ -6,8 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from ..clock import iso, parse_as_of_instant, parse_iso
-from ..errors import InvalidInput
+from ..clock import iso, parse_as_of_instant
 from ..memory import DocumentRow
 
 Content = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000)]
@@ -83,19 +82,10 @@ class Search(_Body, frozen=True, kw_only=True):
     rerank: bool = False
 
 
-def parse_observed_at(text: str | None) -> str | None:
-    """An ``observedAt``: ISO 8601 with an explicit timezone (kept as given), else 400."""
-    if text is None:
-        return None
-    moment = parse_iso(text, "observedAt")
-    if moment.tzinfo is None:
-        raise InvalidInput("observedAt needs an explicit timezone, e.g. 2026-07-03T12:00:00Z")
-    return text
-
-
-def parse_as_of(text: str | None) -> int | None:
-    """``asOf``: a date-time with an explicit timezone, or a plain date (UTC midnight)."""
-    return None if text is None else parse_as_of_instant(text)
+def parse_as_of(text: str | None, name: str = "asOf") -> int | None:
+    """``asOf`` (or ``factAsOf``): a date-time with an explicit timezone, or a plain date (UTC
+    midnight)."""
+    return None if text is None else parse_as_of_instant(text, name)
 
 
 class SplitMemory(_Body, frozen=True, kw_only=True):

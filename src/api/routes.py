@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Scope
 
+from ..clock import parse_observed_at
 from ..errors import InvalidInput, NotFound
 from ..eventlog import Actor
 from ..memory import NewMemory, RecallRequest
@@ -30,7 +31,6 @@ from .models import (
     WriteMemories,
     document_json,
     parse_as_of,
-    parse_observed_at,
 )
 
 TRACE_HEADER = "x-mnemolog-trace-id"
@@ -281,7 +281,7 @@ class HotEndpoints:
             recency=body.recency,
             diversify=body.diversify,
             as_of=parse_as_of(body.as_of),
-            fact_as_of=parse_as_of(body.fact_as_of),
+            fact_as_of=parse_as_of(body.fact_as_of, "factAsOf"),
             include_forgotten=body.include_forgotten,
             rerank=body.rerank,
         )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..clock import parse_as_of_instant, parse_iso
+from ..clock import parse_as_of_instant, parse_observed_at
 from ..errors import InvalidInput, NotFound
 from ..eventlog import Draft
 from ..eventlog.events import RecallUsed
@@ -105,7 +105,9 @@ class MemoryTools:
             recency=a.recency,
             diversify=a.diversify,
             as_of=None if a.as_of is None else parse_as_of_instant(a.as_of),
-            fact_as_of=None if a.fact_as_of is None else parse_as_of_instant(a.fact_as_of),
+            fact_as_of=None
+            if a.fact_as_of is None
+            else parse_as_of_instant(a.fact_as_of, "factAsOf"),
             include_forgotten=a.include_forgotten,
             rerank=a.rerank,
         )
@@ -124,7 +126,7 @@ class MemoryTools:
             content=a.content,
             is_static=a.is_static,
             metadata=None if a.metadata is None else dict(a.metadata),
-            observed_at=_observed_at(a.observed_at),
+            observed_at=parse_observed_at(a.observed_at),
             context=a.context,
             supersedes=a.supersedes,
             expected_version=a.expected_version,
@@ -143,7 +145,7 @@ class MemoryTools:
             content=a.content,
             is_static=latest.is_static if a.is_static is None else a.is_static,
             metadata=latest.metadata if a.metadata is None else dict(a.metadata),
-            observed_at=_observed_at(a.observed_at),
+            observed_at=parse_observed_at(a.observed_at),
             context=latest.context if a.context is None else a.context,
         )
         self._core.chains.edit(a.id, item, caller.actor("mcp"), expected_version=a.expected_version)
@@ -238,12 +240,3 @@ class MemoryTools:
             raise NotFound(f"no memory {memory_id!r}")
         caller.owns(latest.container_tag, f"memory {memory_id!r}")
         return latest
-
-
-def _observed_at(text: str | None) -> str | None:
-    """An ``observedAt``: ISO 8601 with an explicit timezone (kept as given), as REST takes it."""
-    if text is None:
-        return None
-    if parse_iso(text, "observedAt").tzinfo is None:
-        raise InvalidInput("observedAt needs an explicit timezone, e.g. 2026-07-03T12:00:00Z")
-    return text

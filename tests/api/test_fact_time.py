@@ -72,6 +72,7 @@ def test_a_bad_fact_time_is_a_400_and_appends_nothing(
     before = client.get("/health").json()["log"]["head"]
     response = client.post("/search", json={"q": "x", "factAsOf": value})
     assert response.status_code == 400, response.text
+    assert "factAsOf" in response.json()["error"]["message"]
     assert client.get("/health").json()["log"]["head"] == before
 
 
