@@ -9,11 +9,13 @@
     │   ├── VersionConflict           expectedVersion is no longer the latest (409)
     │   ├── MemoryForgotten           a write names a forgotten memory to correct (409)
     │   ├── NothingToSplit            a split of a current version, or of one split already (409)
+    │   ├── RollbackAlreadyUndone     an undo of a rollback undone already (409)
     │   └── IdempotencyConflict       same idempotency key, different payload (409)
     ├── RequestRefused                the request came through the wrong door: nothing ran (403)
     │   ├── MisdirectedHost           a Host the server does not answer to (421)
     │   ├── ForeignOrigin             sent from a web page of another origin (403)
     │   ├── Unauthorized              no API key, or one that opens nothing, where needed (401)
+    │   ├── AdminRequired             only the user or an admin key may do this (403)
     │   └── ContainerForbidden        the key may not reach that container (403)
     ├── KeyDestroyed                  the subject's key was destroyed: it cannot come back (410)
     ├── DataDirLocked                 another mnemolog process owns the data dir
@@ -75,6 +77,12 @@ class NothingToSplit(InvalidInput):
     code = "nothing_to_split"
 
 
+class RollbackAlreadyUndone(InvalidInput):
+    """An undo named a rollback that was undone already: roll the agent back again instead."""
+
+    code = "rollback_undone"
+
+
 class MemoryForgotten(InvalidInput):
     code = "memory_forgotten"
 
@@ -101,6 +109,12 @@ class Unauthorized(RequestRefused):
     """No API key, or one that opens nothing, where keys are required."""
 
     code = "unauthorized"
+
+
+class AdminRequired(RequestRefused):
+    """Quarantine and rollback of agents are the user's (the local agent) or an admin key's."""
+
+    code = "admin_required"
 
 
 class ContainerForbidden(RequestRefused):

@@ -39,6 +39,7 @@ class Listed(msgspec.Struct, frozen=True, kw_only=True):
     containers: list[str] | None
     created_at: str | None
     revoked_at: str | None = None
+    admin: bool = False
 
 
 @click.group("keys")
@@ -54,12 +55,19 @@ def keys_group() -> None:
     multiple=True,
     help="A container the key may read and write (repeat it; default: all of them).",
 )
+@click.option(
+    "--admin",
+    is_flag=True,
+    help="The key may quarantine and roll back agents, as the user may (never scoped).",
+)
 @_data_dir
-def add_command(agent: str, containers: tuple[str, ...], data_dir: Path | None) -> None:
+def add_command(
+    agent: str, containers: tuple[str, ...], admin: bool, data_dir: Path | None
+) -> None:
     """Make a key for AGENT and print it once (the server must be stopped)."""
     with _owned(data_dir) as runtime:
         try:
-            made = runtime.core.agents.add(agent, list(containers) or None, _CLI)
+            made = runtime.core.agents.add(agent, list(containers) or None, _CLI, admin=admin)
         except InvalidInput as exc:
             raise click.UsageError(str(exc)) from exc
     scope = ", ".join(made.containers) if made.containers else "every container"
@@ -97,6 +105,7 @@ def list_command(data_dir: Path | None, as_json: bool) -> None:
                     agent_id=event.agent_id,
                     containers=event.containers,
                     created_at=iso(stored.record.ts),
+                    admin=event.admin,
                 )
             elif isinstance(event, AgentKeyRevoked) and event.key_id in keys:
                 keys[event.key_id] = msgspec.structs.replace(
@@ -108,7 +117,8 @@ def list_command(data_dir: Path | None, as_json: bool) -> None:
     for k in keys.values():
         scope = ",".join(k.containers) if k.containers else "*"
         state = f"revoked {k.revoked_at}" if k.revoked_at else "live"
-        click.echo(f"{k.key_id}  {k.agent_id}  {scope}  {k.created_at}  {state}")
+        admin = "  admin" if k.admin else ""
+        click.echo(f"{k.key_id}  {k.agent_id}  {scope}  {k.created_at}  {state}{admin}")
 
 
 class _owned:

@@ -22,6 +22,7 @@ from .audit_routes import audit_routes
 from .errors import install_error_handlers
 from .hot import HotRoutes
 from .inspect import inspect_routes
+from .oversight_routes import oversight_routes
 from .portability_routes import portability_routes
 from .routes import HotEndpoints, memory_routes
 
@@ -63,6 +64,7 @@ def create_app(runtime: Runtime) -> HostGuard:
     app.include_router(inspect_routes(runtime))
     app.include_router(portability_routes(runtime))
     app.include_router(audit_routes(runtime))
+    app.include_router(oversight_routes(runtime))
     core = runtime.core
     services = Services(
         settings=settings,

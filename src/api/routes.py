@@ -87,6 +87,7 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
             include_forgotten=include_forgotten,
             limit=limit,
             offset=offset,
+            hidden_agents=core.quarantine.agents(),
         )
         return JSONResponse(
             {

@@ -144,6 +144,15 @@ class MemoryEdited(Event, frozen=True, kw_only=True, tag="memory.edited"):
     observed_at: str | None = None
 
 
+class MemoryReverted(MemoryEdited, frozen=True, kw_only=True, tag="memory.reverted"):
+    """A rollback of an agent (or the undo of one) made an earlier version of a chain its
+    current one again: version n+1, a copy of ``restores_version_id``, sealed under the
+    chain's key. Every fold takes it as the edit it also is."""
+
+    restores_version_id: str
+    rollback_id: str
+
+
 class MemorySplit(Event, frozen=True, kw_only=True, tag="memory.split"):
     """A version an older write decision took for an update of its chain (and so hid) was
     split back out: a new live chain starts with a copy of it, sealed under its own key. The
@@ -306,12 +315,76 @@ class AgentKeyAdded(Event, frozen=True, kw_only=True, tag="agent.key_added"):
     agent_id: str  # the agent's name, stamped on every event its requests cause
     digest: str  # sha256 of the secret, hex
     containers: list[str] | None = None  # the containers it may read and write (None: all)
+    # May quarantine and roll back agents, as the user (``local``) may; never scoped.
+    admin: bool = False
 
 
 class AgentKeyRevoked(Event, frozen=True, kw_only=True, tag="agent.key_revoked"):
     """An API key stopped opening the door, for good."""
 
     key_id: str
+
+
+class AgentQuarantined(Event, frozen=True, kw_only=True, tag="agent.quarantined"):
+    """An agent's memories were hidden from recall and from the lists agents read, and kept:
+    every version it wrote, until it is released."""
+
+    agent_id: str
+    reason: str | None = None  # a short note by whoever quarantined it, never memory text
+
+
+class AgentReleased(Event, frozen=True, kw_only=True, tag="agent.released"):
+    """A quarantine ended: the agent's memories are served again."""
+
+    agent_id: str
+
+
+class RevertedChain(msgspec.Struct, frozen=True, kw_only=True):
+    """A chain a rollback (or its undo) gave an earlier version back, as a new version."""
+
+    memory_id: str
+    version_id: str  # the new version, a copy of ``restored_version_id``
+    restored_version_id: str
+    replaced_version_id: str  # the version that was current before
+
+
+class ProfileReset(msgspec.Struct, frozen=True, kw_only=True):
+    """A container's profile a rollback (or its undo) set back to an earlier one."""
+
+    container_tag: str
+    restored_seq: int | None  # the ``profile.updated`` whose profile it set again (None: empty)
+    replaced_seq: int  # the one that was current before
+
+
+class AgentRolledBack(Event, frozen=True, kw_only=True, tag="agent.rolled_back"):
+    """What an agent wrote or changed since ``since_seq`` was undone, by the events appended
+    with this one: the chains it made forgotten, the chains it changed given back the version
+    before its change, the chains it forgot restored and those it restored forgotten again,
+    the profiles it set put back. ``erased``: its hard deletes, which nothing can undo."""
+
+    rollback_id: str
+    agent_id: str
+    since_seq: int
+    forgotten: list[str] = []
+    reverted: list[RevertedChain] = []
+    restored: list[str] = []
+    reforgotten: list[str] = []
+    profiles: list[ProfileReset] = []
+    erased: list[str] = []
+
+
+class RollbackUndone(Event, frozen=True, kw_only=True, tag="agent.rollback_undone"):
+    """A rollback was undone by the events appended with this one: what it forgot restored,
+    what it gave back replaced again by the agent's version, and so on. Items changed since
+    the rollback are left as they are and listed in ``skipped``."""
+
+    rollback_id: str
+    agent_id: str
+    restored: list[str] = []
+    reverted: list[RevertedChain] = []
+    forgotten: list[str] = []
+    profiles: list[ProfileReset] = []
+    skipped: list[str] = []  # memory ids and container tags
 
 
 # --- proxied turns --------------------------------------------------------------------------
@@ -442,6 +515,7 @@ AnyEvent: TypeAlias = (
     | MemoryLinked
     | MemoryArbitrated
     | MemoryEdited
+    | MemoryReverted
     | MemorySplit
     | ChainForgotten
     | ChainRestored
@@ -455,6 +529,10 @@ AnyEvent: TypeAlias = (
     | AgentSignal
     | AgentKeyAdded
     | AgentKeyRevoked
+    | AgentQuarantined
+    | AgentReleased
+    | AgentRolledBack
+    | RollbackUndone
     | ProxyTurn
     | CaptureDecided
     | MemoryImported
@@ -469,6 +547,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     MemoryLinked,
     MemoryArbitrated,
     MemoryEdited,
+    MemoryReverted,
     MemorySplit,
     ChainForgotten,
     ChainRestored,
@@ -482,6 +561,10 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     AgentSignal,
     AgentKeyAdded,
     AgentKeyRevoked,
+    AgentQuarantined,
+    AgentReleased,
+    AgentRolledBack,
+    RollbackUndone,
     ProxyTurn,
     CaptureDecided,
     MemoryImported,

@@ -103,7 +103,11 @@ class MemoryResources:
             return profile_json(tag, self._core.memories.profile(tag))
         if parts.netloc == "memories":
             rows, total = self._core.memories.list_latest(
-                container_tag=tag, include_forgotten=False, limit=RECENT, offset=0
+                container_tag=tag,
+                include_forgotten=False,
+                limit=RECENT,
+                offset=0,
+                hidden_agents=self._core.quarantine.agents(),
             )
             return {"memories": [version_json(r, windows=False) for r in rows], "total": total}
         if parts.netloc == "traces":

@@ -173,6 +173,7 @@ class MemoryTools:
             include_forgotten=a.include_forgotten,
             limit=a.limit,
             offset=a.offset,
+            hidden_agents=self._core.quarantine.agents(),
         )
         return {
             "memories": [version_json(r, windows=False) for r in rows],

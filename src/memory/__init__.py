@@ -8,6 +8,7 @@ requests and outcomes they take and give, and the read models' row types they sh
 from ..projections.documents import ChunkRow, DocumentProjection, DocumentRow
 from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import ChainView, ImportRow, LinkRow, SplitRow, VersionRow
+from ..projections.oversight import QuarantineRow, RollbackRow
 from ..projections.traces import Trace, TurnTrace
 from .agents import Agents, Caller
 from .chains import Chains
@@ -51,10 +52,12 @@ __all__ = [
     "MemoryProjection",
     "NewMemory",
     "Origin",
+    "QuarantineRow",
     "Recall",
     "RecallRequest",
     "RecallResult",
     "RenderedMemory",
+    "RollbackRow",
     "SplitRow",
     "Trace",
     "TurnTrace",

@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from ..errors import ContainerForbidden, InvalidInput, NotFound
+from ..errors import AdminRequired, ContainerForbidden, InvalidInput, NotFound
 from ..eventlog import Actor, Draft
 from ..eventlog.events import AgentKeyAdded, AgentKeyRevoked, Protocol
 from ..projections.agents import AgentProjection, KeyRow
@@ -41,6 +41,8 @@ class Caller(msgspec.Struct, frozen=True, kw_only=True):
     agent_id: str = LOCAL_AGENT
     containers: frozenset[str] | None = None
     key_id: str | None = None
+    # May quarantine and roll back agents: the user (``LOCAL``) and admin keys.
+    admin: bool = False
 
     def actor(self, protocol: Protocol) -> Actor:
         return Actor(agent_id=self.agent_id, protocol=protocol)
@@ -63,6 +65,12 @@ class Caller(msgspec.Struct, frozen=True, kw_only=True):
         elif not self.may(container_tag):
             raise ContainerForbidden(f"this key may not reach container {container_tag!r}")
 
+    def require_admin(self) -> None:
+        if not self.admin:
+            raise AdminRequired(
+                f"agent {self.agent_id!r} may not do this: only the user or an admin key may"
+            )
+
     def owns(self, container_tag: str | None, what: str) -> None:
         """A thing of a container out of reach (or of every container, for a scoped key)
         does not exist for this caller: it cannot probe another container's ids."""
@@ -70,7 +78,7 @@ class Caller(msgspec.Struct, frozen=True, kw_only=True):
             raise NotFound(f"no {what}")
 
 
-LOCAL = Caller()
+LOCAL = Caller(admin=True)
 # Where the door (``web/auth.py``) leaves a request's caller in its ASGI scope state.
 CALLER_STATE = "mnemolog.caller"
 
@@ -99,18 +107,19 @@ class Agents:
         """Whether a request must carry a key: once any key is live, every one must."""
         return self._projection.any_live()
 
-    def add(self, agent_id: str, containers: Sequence[str] | None, actor: Actor) -> NewKey:
-        if AGENT_NAME.fullmatch(agent_id) is None:
-            raise InvalidInput(f"agent name {agent_id!r}: 1 to 64 letters, digits, '_', '.' or '-'")
-        if agent_id in RESERVED_AGENTS:
-            raise InvalidInput(f"agent name {agent_id!r} is the server's own")
+    def add(
+        self, agent_id: str, containers: Sequence[str] | None, actor: Actor, *, admin: bool = False
+    ) -> NewKey:
+        check_agent_name(agent_id)
         if containers is not None and not containers:
             raise InvalidInput("a key scoped to containers needs at least one")
+        if admin and containers is not None:
+            raise InvalidInput("an admin key reaches every container: it cannot be scoped")
         key_id = secrets.token_hex(8)
         secret = secrets.token_urlsafe(32)
         scope = None if containers is None else sorted(set(containers))
         event = AgentKeyAdded(
-            key_id=key_id, agent_id=agent_id, digest=_digest(secret), containers=scope
+            key_id=key_id, agent_id=agent_id, digest=_digest(secret), containers=scope, admin=admin
         )
         seq = self._recorder.record([Draft(actor, event)]).seqs[0]
         return NewKey(
@@ -141,7 +150,17 @@ class Agents:
         if key is None:
             return None
         containers = None if key.containers is None else frozenset(key.containers)
-        return Caller(agent_id=key.agent_id, containers=containers, key_id=key.key_id)
+        return Caller(
+            agent_id=key.agent_id, containers=containers, key_id=key.key_id, admin=key.admin
+        )
+
+
+def check_agent_name(agent_id: str) -> None:
+    """Refuse a name no key can have: malformed, or one of the server's own."""
+    if AGENT_NAME.fullmatch(agent_id) is None:
+        raise InvalidInput(f"agent name {agent_id!r}: 1 to 64 letters, digits, '_', '.' or '-'")
+    if agent_id in RESERVED_AGENTS:
+        raise InvalidInput(f"agent name {agent_id!r} is the server's own")
 
 
 def _digest(secret: str) -> str:

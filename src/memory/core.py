@@ -28,8 +28,10 @@ from .combiner import WriteCombiner
 from .documents import Ingest
 from .fresh_ids import FreshIds
 from .gate import Gate
+from .quarantine import Quarantine
 from .recall import Recall, live_scope
 from .record import Recorder
+from .rollback import Rollbacks
 from .sameness import gates_for
 from .splitting import Splits
 from .writes import Writes
@@ -139,6 +141,17 @@ class Core:
             embedder=self.embedder,
         )
         self.agents = Agents(recorder=self._recorder, projection=models.agents)
+        self.quarantine = Quarantine(
+            recorder=self._recorder, oversight=models.oversight, memories=self.memories
+        )
+        self.rollbacks = Rollbacks(
+            recorder=self._recorder,
+            gate=gate,
+            log=log,
+            sealer=sealer,
+            memories=self.memories,
+            oversight=models.oversight,
+        )
         # REST writes arriving together for one container share one decision batch.
         self.combiner = WriteCombiner(self.writes)
         self.recall = Recall(
@@ -153,6 +166,7 @@ class Core:
             document_vectors=self.document_vectors,
             document_fulltext=self.document_fulltext,
         )
+        self.recall.hidden = self.quarantine.hidden
 
     def close(self) -> None:
         self._fresh.close()

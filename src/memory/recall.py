@@ -170,6 +170,8 @@ class Recall:
         # finds nor loads it.
         self.reranker = reranker
         self.rerank_pool = rerank_pool
+        # The versions of quarantined agents, left out of every search (``quarantine.py``).
+        self.hidden: Callable[[str | None], AbstractSet[int]] | None = None
         self._recorder = recorder
         self._sealer = sealer
         self._embedder = embedder
@@ -283,7 +285,7 @@ class Recall:
         lap: Callable[[str], None],
         judge: _Judge | None,
     ) -> _Ranked:
-        allowed, scope = self._allowed(request)
+        allowed, scope = self._unhidden(*self._allowed(request), request.container_tag)
         by_vector, by_text = _candidates(
             self._vectors,
             (self._fulltext, self._context_fulltext),
@@ -369,6 +371,16 @@ class Recall:
             fact_as_of=request.fact_as_of,
         )
         return visible, None
+
+    def _unhidden(
+        self, allowed: AbstractSet[int], scope: Hashable | None, container_tag: str | None
+    ) -> tuple[AbstractSet[int], Hashable | None]:
+        """``allowed`` without the quarantined agents' versions; a set so changed is not the
+        one ``scope`` names."""
+        hidden = self.hidden(container_tag) if self.hidden is not None else ()
+        if not hidden or allowed.isdisjoint(hidden):
+            return allowed, scope
+        return frozenset(allowed) - frozenset(hidden), None
 
     def _mmr(
         self, ranked: list[int], score: dict[int, float], needed: int, keep: AbstractSet[int]

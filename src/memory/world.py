@@ -22,6 +22,7 @@ from ..projections.memories import MemoryProjection
 from ..projections.readmodels import ReadModels
 from ..projections.runner import ProjectionRunner
 from ..projections.snapshots import nearest_snapshot
+from .quarantine import hidden_rows
 from .recall import Recall
 from .record import Recorder
 
@@ -111,6 +112,7 @@ class World:
             document_vectors=m.document_vectors,
             document_fulltext=m.document_fulltext,
         )
+        self.recall.hidden = hidden_rows(m.oversight, m.memories)
 
     def advance(self, seq: int) -> None:
         self.runner.sync_to(seq)

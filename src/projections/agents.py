@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS keys (
     containers TEXT,
     created_seq INTEGER NOT NULL,
     created_at INTEGER NOT NULL,
-    revoked_at INTEGER
+    revoked_at INTEGER,
+    admin INTEGER NOT NULL DEFAULT 0
 );
 """
 
@@ -39,12 +40,13 @@ class KeyRow(msgspec.Struct, frozen=True, kw_only=True):
     created_seq: int
     created_at: int
     revoked_at: int | None
+    admin: bool = False
 
 
 class AgentProjection(SqliteProjection):
     name = "agents"
     schema = SCHEMA
-    schema_version = 1
+    schema_version = 2  # 2: keys.admin
     folds = (AgentKeyAdded, AgentKeyRevoked)
 
     def __init__(self, path: Path) -> None:
@@ -59,8 +61,16 @@ class AgentProjection(SqliteProjection):
             case AgentKeyAdded() as event:
                 containers = None if event.containers is None else json.dumps(event.containers)
                 self._conn.execute(
-                    "INSERT OR IGNORE INTO keys VALUES (?, ?, ?, ?, ?, ?, NULL)",
-                    (event.key_id, event.agent_id, event.digest, containers, record.seq, record.ts),
+                    "INSERT OR IGNORE INTO keys VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
+                    (
+                        event.key_id,
+                        event.agent_id,
+                        event.digest,
+                        containers,
+                        record.seq,
+                        record.ts,
+                        int(event.admin),
+                    ),
                 )
             case AgentKeyRevoked() as event:
                 self._conn.execute(
@@ -95,7 +105,7 @@ class AgentProjection(SqliteProjection):
         with self._lock:
             rows = self._conn.execute(
                 "SELECT key_id, agent_id, digest, containers, created_seq, created_at,"
-                " revoked_at FROM keys ORDER BY created_seq"
+                " revoked_at, admin FROM keys ORDER BY created_seq"
             ).fetchall()
         return [
             KeyRow(
@@ -106,6 +116,7 @@ class AgentProjection(SqliteProjection):
                 created_seq=r[4],
                 created_at=r[5],
                 revoked_at=r[6],
+                admin=bool(r[7]),
             )
             for r in rows
         ]

@@ -10,6 +10,7 @@ import msgspec
 import numpy as np
 
 from ..eventlog.events import EmbedderPinned, ImportOrigin
+from .memory_audit import MemoryAudit
 from .memory_rows import (
     FROM_VERSIONS,
     VERSION_COLUMNS,
@@ -21,13 +22,13 @@ from .memory_rows import (
     content_hash,
     decode_version,
 )
-from .sqlite import SqliteProjection
 from .vector_exact import StoredVectors
 
 _EMPTY: frozenset[int] = frozenset()
+_NO_AGENTS: frozenset[str] = frozenset()
 
 
-class MemoryQueries(SqliteProjection):
+class MemoryQueries(MemoryAudit):
     """The read side of ``MemoryProjection``: its queries, safe from any thread.
 
     Every read takes the projection's lock (``live_rows`` of a held set excepted). The live
@@ -182,10 +183,15 @@ class MemoryQueries(SqliteProjection):
         include_forgotten: bool = False,
         limit: int = 50,
         offset: int = 0,
+        hidden_agents: AbstractSet[str] = _NO_AGENTS,
     ) -> tuple[list[VersionRow], int]:
-        """The latest version of each chain, newest first, and the total count."""
+        """The latest version of each chain, newest first, and the total count; a chain whose
+        latest version one of ``hidden_agents`` wrote is left out."""
         where = ["v.valid_to IS NULL", "c.erased = 0"]
         args: list[object] = []
+        if hidden_agents:
+            where.append(f"v.agent_id NOT IN ({','.join('?' * len(hidden_agents))})")
+            args += sorted(hidden_agents)
         if container_tag is not None:
             where.append("v.container_tag = ?")
             args.append(container_tag)

@@ -59,6 +59,8 @@ CREATE UNIQUE INDEX IF NOT EXISTS versions_one_latest ON versions(memory_id) WHE
 CREATE INDEX IF NOT EXISTS versions_by_container ON versions(container_tag, valid_to);
 CREATE INDEX IF NOT EXISTS versions_by_hash ON versions(container_tag, content_hash)
     WHERE valid_to IS NULL;
+-- A quarantine hides every version an agent wrote; a rollback finds what it changed.
+CREATE INDEX IF NOT EXISTS versions_by_agent ON versions(agent_id, container_tag);
 CREATE TABLE IF NOT EXISTS vectors (
     row_id INTEGER PRIMARY KEY REFERENCES versions(row_id),
     vector BLOB NOT NULL

@@ -19,6 +19,7 @@ from .indexes import (
     VectorProjection,
 )
 from .memories import MemoryProjection
+from .oversight import OversightProjection
 from .runner import Projection
 from .traces import TraceProjection
 
@@ -61,6 +62,7 @@ class ReadModels:
         )
         self.traces = TraceProjection(root / "traces.sqlite3", sealer)
         self.agents = AgentProjection(root / "agents.sqlite3")
+        self.oversight = OversightProjection(root / "oversight.sqlite3")
 
     def in_order(self) -> list[Projection]:
         """What a runner feeds, in the order it must feed them."""
@@ -74,4 +76,5 @@ class ReadModels:
             self.document_fulltext,
             self.traces,
             self.agents,
+            self.oversight,
         ]
