@@ -22,6 +22,7 @@ from .audit_routes import audit_routes
 from .errors import install_error_handlers
 from .hot import HotRoutes
 from .inspect import inspect_routes
+from .openapi import with_bodies
 from .oversight_routes import oversight_routes
 from .portability_routes import portability_routes
 from .routes import HotEndpoints, memory_routes
@@ -60,6 +61,7 @@ def create_app(runtime: Runtime) -> HostGuard:
         title="mnemolog", version=__version__, openapi_url="/openapi.json", lifespan=lifespan
     )
     install_error_handlers(app)
+    app.openapi = with_bodies(app)  # type: ignore[method-assign]
     app.include_router(memory_routes(runtime, hot))
     app.include_router(inspect_routes(runtime))
     app.include_router(portability_routes(runtime))

@@ -38,7 +38,8 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
             Query(alias="type", description="only recalls, or only proxied turns"),
         ] = None,
         before: Annotated[
-            int | None, Query(ge=1, description="only traces before this seq")
+            # At most SQLite's largest integer: a larger one was a 500 (OverflowError).
+            int | None, Query(ge=1, le=2**63 - 1, description="only traces before this seq")
         ] = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 20,
     ) -> JSONResponse:

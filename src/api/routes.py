@@ -33,6 +33,8 @@ from .models import (
     parse_as_of,
 )
 
+# The largest integer SQLite takes: a larger offset was a 500 (OverflowError).
+SQL_INT_MAX = 2**63 - 1
 TRACE_HEADER = "x-mnemolog-trace-id"
 TRACE_HEADER_ALIAS = "x-bella-trace-id"  # for clients written against the seed API
 
@@ -79,7 +81,7 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         container_tag: Annotated[str | None, Query(alias="containerTag", max_length=256)] = None,
         include_forgotten: Annotated[bool, Query(alias="includeForgotten")] = False,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
-        offset: Annotated[int, Query(ge=0)] = 0,
+        offset: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
     ) -> JSONResponse:
         caller_in(request.scope).reach(container_tag)
         rows, total = core.memories.list_latest(
@@ -180,7 +182,7 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         request: Request,
         container_tag: Annotated[str | None, Query(alias="containerTag", max_length=256)] = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
-        offset: Annotated[int, Query(ge=0)] = 0,
+        offset: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
     ) -> JSONResponse:
         caller_in(request.scope).reach(container_tag)
         rows, total = core.documents.list_documents(
