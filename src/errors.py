@@ -16,7 +16,8 @@
     │   ├── ForeignOrigin             sent from a web page of another origin (403)
     │   ├── Unauthorized              no API key, or one that opens nothing, where needed (401)
     │   ├── AdminRequired             only the user or an admin key may do this (403)
-    │   └── ContainerForbidden        the key may not reach that container (403)
+    │   ├── ContainerForbidden        the key may not reach that container (403)
+    │   └── AgentDistrusted           the agent's trust is under the threshold: no writes (403)
     ├── KeyDestroyed                  the subject's key was destroyed: it cannot come back (410)
     ├── DataDirLocked                 another mnemolog process owns the data dir
     ├── EmbedderError                 the embedder cannot be loaded or used
@@ -121,6 +122,13 @@ class ContainerForbidden(RequestRefused):
     """The request's key may not reach that container (or the whole store)."""
 
     code = "container_forbidden"
+
+
+class AgentDistrusted(RequestRefused):
+    """The agent's trust is under the enforcement threshold: its writes and deletes are
+    refused, and nothing is appended (``GET /agents/{id}`` says why)."""
+
+    code = "agent_distrusted"
 
 
 class KeyDestroyed(MnemologError):

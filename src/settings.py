@@ -356,6 +356,118 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "read transaction open.",
         ),
     ] = 256
+    # Trust (seed 001 §4): evidence weights are the seed's signal magnitudes x 100 (see
+    # docs/security.md#trust); a change of any refolds the trust projection at the next start.
+    trust_prior_alpha: Annotated[
+        float,
+        Meta(
+            gt=0,
+            description="Alpha of the prior Beta(alpha, beta) of every agent's trust "
+            "(seed 001: 2).",
+        ),
+    ] = 2.0
+    trust_prior_beta: Annotated[
+        float,
+        Meta(gt=0, description="Beta of the prior (seed 001: 1, so a new agent is at 0.667)."),
+    ] = 1.0
+    trust_threshold: Annotated[
+        float,
+        Meta(
+            ge=0,
+            le=1,
+            description="Trust under which an agent's writes and deletes are refused 403 "
+            "`agent_distrusted` (0: never). The user (`local`) is never refused.",
+        ),
+    ] = 0.3
+    trust_forgetting: Annotated[
+        float,
+        Meta(
+            gt=0,
+            le=1,
+            description="Each new signal about an agent first weighs its earlier evidence by "
+            "this, so old good behaviour cannot be banked without bound (1: never forget).",
+        ),
+    ] = 0.95
+    trust_weight_used: Annotated[
+        float,
+        Meta(
+            ge=0,
+            description="Evidence for the agent when another agent or the user used a recalled "
+            "memory the agent wrote (seed: verified recall +0.015).",
+        ),
+    ] = 1.5
+    trust_weight_consistent: Annotated[
+        float,
+        Meta(
+            ge=0,
+            description="Evidence for the agent when the agent's write confirmed another's live "
+            "memory (seed: consistent write +0.01).",
+        ),
+    ] = 1.0
+    trust_weight_contradiction: Annotated[
+        float,
+        Meta(
+            ge=0,
+            description="Evidence against the agent when it superseded another agent's "
+            "established memory (seed: contradictory write -0.02).",
+        ),
+    ] = 2.0
+    trust_weight_flagged: Annotated[
+        float,
+        Meta(
+            ge=0,
+            description="Evidence against the agent when the poisoning detector flagged its "
+            "write (seed: flagged content -0.03).",
+        ),
+    ] = 3.0
+    trust_weight_burst: Annotated[
+        float,
+        Meta(
+            ge=0,
+            description="Evidence against the agent when its writes burst far above its own "
+            "rate (seed: anomalous burst -0.025).",
+        ),
+    ] = 2.5
+    trust_weight_removed: Annotated[
+        float,
+        Meta(
+            ge=0,
+            description="Evidence against the agent when the user or another agent forgot or "
+            "erased a memory the agent wrote.",
+        ),
+    ] = 2.0
+    trust_burst_seconds: Annotated[
+        float, Meta(gt=0, description="The window in which an agent's writes are counted.")
+    ] = 60.0
+    trust_burst_min: Annotated[
+        int,
+        Meta(
+            ge=1,
+            description="The fewest writes in one window that can be a burst (they must "
+            "also reach `trust_burst_factor` times the agent's earlier rate).",
+        ),
+    ] = 300
+    trust_burst_factor: Annotated[
+        float,
+        Meta(
+            gt=1,
+            description="How many times its own earlier writes per window an agent must "
+            "write in one window for a burst.",
+        ),
+    ] = 10.0
+    proxy_min_trust: (
+        Annotated[
+            float,
+            Meta(
+                ge=0,
+                le=1,
+                description="Recall for the proxy serves only memories that carry "
+                "at least this trust (see [security.md](security.md#trust)).",
+                extra={"default": "unset"},
+            ),
+        ]
+        | None
+    ) = None
 
     @property
     def allowed_host_list(self) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from .clock import iso
 from .memory import (
+    Carried,
     ChainView,
     ChunkRow,
     Core,
@@ -105,6 +106,22 @@ def hit_json(hit: Hit) -> dict[str, object]:
         "score": round(hit.score, 6),
         **({"rerankScore": round(hit.rerank_score, 6)} if hit.rerank_score is not None else {}),
         **({"possiblyOutdatedBy": list(hit.outdated_by)} if hit.outdated_by else {}),
+        **(source_json(hit.source) if hit.row is not None else {}),
+    }
+
+
+def source_json(source: Carried | None) -> dict[str, object]:
+    """What a memory carries into recall: the least trust among its sources (never more than
+    any of them), each source's trust, and its status (flagged by the poisoning detector,
+    captured from a conversation)."""
+    if source is None:
+        return {"trust": None, "sources": [], "flagged": False, "flags": [], "captured": False}
+    return {
+        "trust": round(source.trust, 6),
+        "sources": [{"agentId": a, "trust": round(t, 6)} for a, t in source.sources],
+        "flagged": source.flagged,
+        "flags": list(source.flags),
+        "captured": source.captured,
     }
 
 
@@ -146,6 +163,7 @@ def trace_summary(trace: Trace) -> dict[str, object]:
 def trace_json(core: Core, trace: Trace) -> dict[str, object]:
     """A recall with every candidate, as ``GET /inspect/{traceId}`` shows it."""
     versions = core.memories.by_version_ids([str(c["version_id"]) for c in trace.candidates])
+    carried = core.trust.carried(list(versions))
     candidates = []
     for c in trace.candidates:
         ref = str(c["version_id"])
@@ -168,6 +186,7 @@ def trace_json(core: Core, trace: Trace) -> dict[str, object]:
                 "content": None if row is None else row.content,
                 "context": None if row is None else row.context,
                 "erased": row is not None and row.erased,
+                **source_json(carried.get(ref)),
             }
         candidates.append(
             {
@@ -182,6 +201,7 @@ def trace_json(core: Core, trace: Trace) -> dict[str, object]:
                 "belowFloor": c.get("below_floor"),
                 "rerankScore": c.get("rerank_score"),
                 "rerankRank": c.get("rerank_rank"),
+                "belowTrust": c.get("below_trust", False),
                 "served": c.get("served"),
             }
         )
@@ -211,5 +231,7 @@ def outcome_json(outcome: WriteOutcome) -> dict[str, object]:
         "similarity": outcome.similarity,
         "possiblyUpdates": outcome.possibly_updates,
         "reason": outcome.reason,
+        "flagged": bool(outcome.flags),
+        "flags": list(outcome.flags),
         "seq": outcome.seq,
     }

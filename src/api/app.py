@@ -18,6 +18,7 @@ from ..proxy.arbiter import UpstreamArbiter
 from ..runtime import Runtime
 from ..web.auth import BearerAuth
 from ..web.host_guard import HostGuard
+from .agent_routes import agent_routes
 from .audit_routes import audit_routes
 from .errors import install_error_handlers
 from .hot import HotRoutes
@@ -66,6 +67,7 @@ def create_app(runtime: Runtime) -> HostGuard:
     app.include_router(inspect_routes(runtime))
     app.include_router(portability_routes(runtime))
     app.include_router(audit_routes(runtime))
+    app.include_router(agent_routes(runtime))
     app.include_router(oversight_routes(runtime))
     core = runtime.core
     services = Services(
@@ -74,7 +76,10 @@ def create_app(runtime: Runtime) -> HostGuard:
         sealer=runtime.sealer,
         upstream=upstream,
         memory=RecallTool(
-            core, limit=settings.proxy_recall_limit, timeout=settings.proxy_recall_timeout
+            core,
+            limit=settings.proxy_recall_limit,
+            timeout=settings.proxy_recall_timeout,
+            min_trust=settings.proxy_min_trust,
         ),
     )
     capture = Capture(core.writes, upstream, distill=settings.capture_distill)

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from ..clock import iso
 from ..errors import NotFound
-from ..eventlog.events import ProxyTurn
+from ..eventlog.events import InjectedSource, ProxyTurn
 from ..memory import (
     MEMORY_RENDERERS,
     Core,
@@ -126,8 +126,16 @@ def turn_json(core: Core, trace: TurnTrace) -> dict[str, object]:
         ]
         reproduced: bool | None = None
         if injection.renderer in MEMORY_RENDERERS and not any(m["erased"] for m in memories):
+            # With the sources the injection recorded: trust has moved since, the bytes not.
+            sources: list[InjectedSource | None] = list(injection.sources) or [None] * len(
+                injection.version_ids
+            )
             text = render_memories(
-                [RenderedMemory.of(rows[v]) for v in injection.version_ids], injection.renderer
+                [
+                    RenderedMemory.of(rows[v], source)
+                    for v, source in zip(injection.version_ids, sources, strict=False)
+                ],
+                injection.renderer,
             )
             reproduced = digest(text) == injection.sent_digest
         injections.append(
@@ -136,6 +144,15 @@ def turn_json(core: Core, trace: TurnTrace) -> dict[str, object]:
                 "versionIds": injection.version_ids,
                 "renderer": injection.renderer,
                 "sentDigest": injection.sent_digest,
+                "sources": [
+                    {
+                        "agentId": s.agent_id,
+                        "trust": s.trust,
+                        "flags": s.flags,
+                        "captured": s.captured,
+                    }
+                    for s in injection.sources
+                ],
                 "reproduced": reproduced,
                 "memories": memories,
             }

@@ -80,6 +80,8 @@ class Search(_Body, frozen=True, kw_only=True):
     fact_as_of: str | None = None
     include_forgotten: bool = False
     rerank: bool = False
+    # Only memories whose carried trust is at least this (see docs/security.md#trust).
+    min_trust: Annotated[float, msgspec.Meta(ge=0, le=1)] | None = None
 
 
 def parse_as_of(text: str | None, name: str = "asOf") -> int | None:

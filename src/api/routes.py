@@ -287,6 +287,7 @@ class HotEndpoints:
             fact_as_of=parse_as_of(body.fact_as_of, "factAsOf"),
             include_forgotten=body.include_forgotten,
             rerank=body.rerank,
+            min_trust=body.min_trust,
         )
         core = self._core
         result = await self._offload(

@@ -219,6 +219,7 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     # and its rank among them (1 = best).
     rerank_score: float | None = None
     rerank_rank: int | None = None
+    below_trust: bool = False  # left out by the request's minTrust
 
 
 class RecallPerformed(Event, frozen=True, kw_only=True, tag="recall.performed"):
@@ -238,6 +239,16 @@ class RecallPerformed(Event, frozen=True, kw_only=True, tag="recall.performed"):
     params: dict[str, str | int | float | bool | None] = {}
 
 
+class InjectedSource(msgspec.Struct, frozen=True, kw_only=True):
+    """What an injection said of a version's source: its writer, the trust it carried then
+    (rounded as rendered), the detector's flags, whether it was captured."""
+
+    agent_id: str
+    trust: float
+    flags: list[str] = []
+    captured: bool = False
+
+
 class ContextInjected(Event, frozen=True, kw_only=True, tag="context.injected"):
     """Recalled versions were rendered into an upstream request; only the digest is kept."""
 
@@ -246,6 +257,7 @@ class ContextInjected(Event, frozen=True, kw_only=True, tag="context.injected"):
     version_ids: list[str]
     renderer: str
     sent_digest: str
+    sources: list[InjectedSource] = []  # one per version, for renderers that show them
 
 
 class RecallUsed(Event, frozen=True, kw_only=True, tag="recall.used"):
@@ -305,6 +317,19 @@ class AgentSignal(Event, frozen=True, kw_only=True, tag="agent.signal"):
     weight: float = 1.0
     label: str | None = None  # a machine-readable reason code, never free text
     note: Sealed | None = None
+
+
+class MemoryFlagged(Event, frozen=True, kw_only=True, tag="memory.flagged"):
+    """The poisoning detector found instructions aimed at later readers in a write's text.
+    Appended with the write, whose version is stored all the same; recall shows it flagged,
+    and it is a negative trust signal for the writer. Recorded, not recomputed: the rules
+    change, what they said of a write then does not."""
+
+    memory_id: str
+    version_id: str
+    container_tag: str
+    reasons: list[str]  # the detector's stable codes (``memory/poisoning.py``)
+    detector: str  # which rules decided
 
 
 class AgentKeyAdded(Event, frozen=True, kw_only=True, tag="agent.key_added"):
@@ -527,6 +552,7 @@ AnyEvent: TypeAlias = (
     | DocumentIngested
     | EmbedderPinned
     | AgentSignal
+    | MemoryFlagged
     | AgentKeyAdded
     | AgentKeyRevoked
     | AgentQuarantined
@@ -559,6 +585,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     DocumentIngested,
     EmbedderPinned,
     AgentSignal,
+    MemoryFlagged,
     AgentKeyAdded,
     AgentKeyRevoked,
     AgentQuarantined,

@@ -130,6 +130,18 @@ class SearchArgs(_Arguments, frozen=True, kw_only=True):
     include_forgotten: Annotated[
         bool, Meta(description="Also serve forgotten memories (flagged `forgotten`).")
     ] = False
+    min_trust: (
+        Annotated[
+            float,
+            Meta(
+                ge=0,
+                le=1,
+                description="Serve only memories whose trust (the least trust of the agents "
+                "they come from, 0 to 1) is at least this. Omit for every memory.",
+            ),
+        ]
+        | None
+    ) = None
     recency: Annotated[
         bool, Meta(description="Rank newer facts (by observedAt, the fact time) higher.")
     ] = True

@@ -110,6 +110,7 @@ class MemoryTools:
             else parse_as_of_instant(a.fact_as_of, "factAsOf"),
             include_forgotten=a.include_forgotten,
             rerank=a.rerank,
+            min_trust=a.min_trust,
         )
         # As for REST: the answer does not wait for the trace's group commit; whatever reads
         # traces (inspect_trace, memory_used, /inspect) settles first.

@@ -10,6 +10,7 @@ from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import ChainView, ImportRow, LinkRow, SplitRow, VersionRow
 from ..projections.oversight import QuarantineRow, RollbackRow
 from ..projections.traces import Trace, TurnTrace
+from ..projections.trust_rows import AgentScore, Carried, SignalRow, TrustParams
 from .agents import Agents, Caller
 from .chains import Chains
 from .core import Core
@@ -22,10 +23,12 @@ from .render import (
     PROFILE_RENDERER,
     RenderedMemory,
     digest,
+    injected_source,
     render_memories,
     render_profile,
 )
 from .submitted import WriteOutcome
+from .trust import Trust, scores_at, trust_params
 from .versions import NewMemory
 from .world import MemoriesAt, World
 from .writes import Writes
@@ -35,8 +38,10 @@ __all__ = [
     "MEMORY_RENDERERS",
     "PROFILE_RENDERER",
     "RANKING",
+    "AgentScore",
     "Agents",
     "Caller",
+    "Carried",
     "ChainView",
     "Chains",
     "ChunkRow",
@@ -58,14 +63,20 @@ __all__ = [
     "RecallResult",
     "RenderedMemory",
     "RollbackRow",
+    "SignalRow",
     "SplitRow",
     "Trace",
+    "Trust",
+    "TrustParams",
     "TurnTrace",
     "VersionRow",
     "World",
     "WriteOutcome",
     "Writes",
     "digest",
+    "injected_source",
     "render_memories",
     "render_profile",
+    "scores_at",
+    "trust_params",
 ]

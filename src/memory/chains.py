@@ -18,6 +18,7 @@ from ..eventlog.events import (
     ChainForgotten,
     ChainRestored,
     MemoryEdited,
+    MemoryFlagged,
     ProfileUpdated,
     SubjectErased,
 )
@@ -25,9 +26,11 @@ from ..eventlog.subjects import container_subject, memory_subject
 from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import VersionRow
 from .gate import Gate
+from .poisoning import DETECTOR, detect
 from .record import Recorder
 from .splitting import Splits
 from .submitted import WriteOutcome
+from .trust import Trust
 from .versions import NewMemory, new_id, version_fields
 
 
@@ -42,7 +45,9 @@ class Chains:
         memories: MemoryProjection,
         embedder: Embedder,
         splits: Splits,
+        trust: Trust | None = None,
     ) -> None:
+        self._trust = trust
         self._splits = splits
         self._recorder = recorder
         self._gate = gate
@@ -59,9 +64,12 @@ class Chains:
         *,
         expected_version: int | None = None,
     ) -> WriteOutcome:
-        """A new version with new content (PATCH): never a mutation."""
+        """A new version with new content (PATCH): never a mutation; flagged like a write
+        when the poisoning detector flags its text."""
+        self._refuse(actor)
         container_tag = self._existing(memory_id).container_tag
         vector = self._embedder.embed([item.content])[0]
+        verdict = detect(item.content)
         with self._gate.lock(container_tag):
             self._gate.settle(container_tag)
             latest = self._memories.latest(memory_id)
@@ -80,16 +88,29 @@ class Chains:
                 container_tag=container_tag,
                 **version_fields(self._sealer, memory_subject(memory_id), item, vector),
             )
-            seq = self._record(actor, event)
+            events: list[AnyEvent] = [event]
+            if verdict.flagged:
+                events.append(
+                    MemoryFlagged(
+                        memory_id=memory_id,
+                        version_id=version_id,
+                        container_tag=container_tag,
+                        reasons=verdict.reasons,
+                        detector=DETECTOR,
+                    )
+                )
+            seq = self._recorder.record([Draft(actor, e) for e in events]).seqs[0]
         return WriteOutcome(
             memory_id=memory_id,
             version_id=version_id,
             version=latest.version + 1,
             status="superseded",
             seq=seq,
+            flags=tuple(verdict.reasons),
         )
 
     def forget(self, memory_id: str, reason: str, actor: Actor) -> int:
+        self._refuse(actor)
         chain = self._existing(memory_id)
         with self._gate.lock(chain.container_tag):
             self._gate.settle(chain.container_tag)
@@ -98,6 +119,7 @@ class Chains:
             return self._record(actor, ChainForgotten(memory_id=memory_id, reason=sealed))
 
     def restore(self, memory_id: str, actor: Actor) -> int:
+        self._refuse(actor)
         chain = self._existing(memory_id)
         with self._gate.lock(chain.container_tag):
             self._gate.settle(chain.container_tag)
@@ -107,6 +129,7 @@ class Chains:
         """Hard delete: destroy the chain's key, then record it; projections purge the text.
         A chain split from another takes its copied text out of that one's history too
         (``splitting.py``)."""
+        self._refuse(actor)
         chain = self._existing(memory_id)
         with self._gate.lock(chain.container_tag):
             self._gate.settle(chain.container_tag)
@@ -124,10 +147,15 @@ class Chains:
         self, container_tag: str, static: list[str], dynamic: list[str], actor: Actor
     ) -> int:
         """Replace a container's profile; sealed under the container's key."""
+        self._refuse(actor)
         profile = msgspec.json.encode({"static": static, "dynamic": dynamic})
         sealed = self._sealer.seal(container_subject(container_tag), profile)
         with self._gate.lock(container_tag):
             return self._record(actor, ProfileUpdated(container_tag=container_tag, profile=sealed))
+
+    def _refuse(self, actor: Actor) -> None:
+        if self._trust is not None:
+            self._trust.refuse_distrusted(actor)
 
     def _existing(self, memory_id: str) -> VersionRow:
         latest = self._memories.latest(memory_id)

@@ -34,6 +34,7 @@ from .record import Recorder
 from .rollback import Rollbacks
 from .sameness import gates_for
 from .splitting import Splits
+from .trust import Trust, trust_params
 from .writes import Writes
 
 SYSTEM = Actor(agent_id="mnemolog", protocol="system")
@@ -76,7 +77,11 @@ class Core:
             if pin is not None:
                 log.append([Draft(SYSTEM, pin)])
             models = ReadModels(
-                root, sealer, self.embedder.identity.dimension, memories=self.memories
+                root,
+                sealer,
+                self.embedder.identity.dimension,
+                memories=self.memories,
+                trust=trust_params(settings),
             )
         except BaseException:
             self.memories.close()
@@ -105,6 +110,8 @@ class Core:
         self.record = self._recorder.record
         self._fresh = FreshIds(keys, prefix="mem", subject=memory_subject)
         gate = Gate(self._recorder)
+        # Asked by every service that appends a change, before it does anything.
+        self.trust = Trust(models.trust, threshold=settings.trust_threshold)
         self.writes = Writes(
             recorder=self._recorder,
             gate=gate,
@@ -114,6 +121,7 @@ class Core:
             embedder=self.embedder,
             nearest=_LiveNearest(self.memories, self.vectors),
             gates=gates_for(self.embedder.identity.name, settings.supersede_threshold),
+            trust=self.trust,
         )
         self.splits = Splits(
             recorder=self._recorder,
@@ -122,6 +130,7 @@ class Core:
             keys=keys,
             sealer=sealer,
             memories=self.memories,
+            trust=self.trust,
         )
         self.chains = Chains(
             recorder=self._recorder,
@@ -131,6 +140,7 @@ class Core:
             memories=self.memories,
             embedder=self.embedder,
             splits=self.splits,
+            trust=self.trust,
         )
         self.ingest = Ingest(
             recorder=self._recorder,
@@ -139,6 +149,7 @@ class Core:
             fresh=self._fresh,
             documents=self.documents,
             embedder=self.embedder,
+            trust=self.trust,
         )
         self.agents = Agents(recorder=self._recorder, projection=models.agents)
         self.quarantine = Quarantine(
@@ -165,6 +176,7 @@ class Core:
             documents=self.documents,
             document_vectors=self.document_vectors,
             document_fulltext=self.document_fulltext,
+            trust=models.trust,
         )
         self.recall.hidden = self.quarantine.hidden
 

@@ -21,6 +21,7 @@ from ..projections.documents import CHUNK_SLOTS, DocumentProjection
 from .fresh_ids import FreshIds
 from .gate import Gate
 from .record import Recorder
+from .trust import Trust
 from .versions import new_id, seal_metadata
 
 
@@ -41,7 +42,9 @@ class Ingest:
         fresh: FreshIds,
         documents: DocumentProjection,
         embedder: Embedder,
+        trust: Trust | None = None,
     ) -> None:
+        self._trust = trust
         self._recorder = recorder
         self._gate = gate
         self._sealer = sealer
@@ -63,6 +66,7 @@ class Ingest:
 
         ``also`` makes an event from the new document's id, appended with it atomically (an
         import records where the document came from)."""
+        self.refuse_distrusted(actor)
         pieces = chunk(content)
         if not pieces:
             raise InvalidInput("the document has no text")
@@ -113,6 +117,7 @@ class Ingest:
         chain's events from its id (whose key is already durable). The container's lock is held
         until the chains are in the projections, so writes decided after them see them.
         """
+        self.refuse_distrusted(actor)
         ids = self._fresh.take(count)
         with self._gate.lock(container_tag):
             self._gate.settle(container_tag)
@@ -137,5 +142,10 @@ class Ingest:
     def import_links(self, container_tag: str, events: Sequence[AnyEvent], actor: Actor) -> int:
         """Append the links an import restores (``memory.linked``), atomically; the seq of the
         first."""
+        self.refuse_distrusted(actor)
         with self._gate.lock(container_tag):
             return self._recorder.record([Draft(actor, e) for e in events]).seqs[0]
+
+    def refuse_distrusted(self, actor: Actor) -> None:
+        if self._trust is not None:
+            self._trust.refuse_distrusted(actor)

@@ -65,6 +65,9 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     evidence: list[Evidence]
 
 
+# Named in each ``memory.flagged`` event; a change of the rules that changes verdicts is a
+# new name, so a flag says which rules raised it.
+DETECTOR = "mnemolog.poisoning/1"
 SPAN_CHARS = 60
 MAX_VERBS = 8  # transfer verbs read per clause
 

@@ -35,6 +35,8 @@ from ..projections.fulltext import FullTextIndex
 from ..projections.indexes import FullTextProjection, VectorProjection
 from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import VersionRow
+from ..projections.trust import TrustProjection
+from ..projections.trust_rows import Carried
 from ..projections.vector_exact import unit
 from .ranking import (
     POOL,
@@ -73,6 +75,8 @@ class RecallRequest(msgspec.Struct, frozen=True, kw_only=True):
     # (None: the recall's configured pool).
     rerank: bool = False
     rerank_pool: int | None = None
+    # Serve only memories whose carried trust (the least of their sources') is at least this.
+    min_trust: float | None = None
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
@@ -85,6 +89,7 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     rerank_score: float | None = None  # the cross-encoder's logit, when reranked
     # Memories linked as possibly updating this one, served above it (``memory.linked``).
     outdated_by: tuple[str, ...] = ()
+    source: Carried | None = None  # a memory's writer, sources, trust and status
 
     @property
     def trace_id(self) -> str:
@@ -165,7 +170,9 @@ class Recall:
         document_fulltext: FullTextProjection,
         reranker: Reranker | None = None,
         rerank_pool: int = RERANK_POOL,
+        trust: TrustProjection | None = None,
     ) -> None:
+        self._trust = trust
         # Set by the shell that owns the model (``runtime.py``, a replay): the domain neither
         # finds nor loads it.
         self.reranker = reranker
@@ -243,6 +250,7 @@ class Recall:
                 "asOf": request.as_of,
                 **({"factAsOf": request.fact_as_of} if request.fact_as_of is not None else {}),
                 "includeForgotten": request.include_forgotten,
+                **({"minTrust": request.min_trust} if request.min_trust is not None else {}),
                 "ranking": RANKING,
                 **(
                     {"rerank": True, "rerankPool": pool, "reranker": reranker.identity}
@@ -311,6 +319,8 @@ class Recall:
         fused = fuse(by_vector, by_text, list(stamps), weight)
         diversify = request.diversify if request.diversify is not None else request.limit >= 5
         order = [f.label for f in fused if not f.below_floor]
+        distrusted = self._under_trust(request.min_trust, order, stamps)
+        order = [r for r in order if r not in distrusted] if distrusted else order
         relevance = {f.label: f.score for f in fused}
         # MMR is quadratic: reorder only the head the answer can draw from.
         head = max(3 * request.limit, 20)
@@ -339,11 +349,15 @@ class Recall:
         served = linked_newer_first(served, links)
         by_label = {f.label: f for f in fused}
         rows = self._memories.by_row_ids(served)
+        carried = self._carried([rows[r].version_id for r in served if r in rows])
         newer_of: dict[int, list[int]] = {}
         for newer, older in links:
             newer_of.setdefault(older, []).append(newer)
         return _Ranked(
-            candidates=[f.candidate(stamps[f.label][0], reranked) for f in fused],
+            candidates=[
+                _marked(f.candidate(stamps[f.label][0], reranked), f.label in distrusted)
+                for f in fused
+            ],
             hits=[
                 Hit(
                     row=rows[r],
@@ -351,6 +365,7 @@ class Recall:
                     score=by_label[r].score,
                     outdated_by=tuple(rows[n].memory_id for n in newer_of.get(r, ()) if n in rows),
                     rerank_score=None if reranked is None else reranked.scores.get(r),
+                    source=carried.get(rows[r].version_id),
                 )
                 for r in served
                 if r in rows  # erased between the two reads
@@ -381,6 +396,23 @@ class Recall:
         if not hidden or allowed.isdisjoint(hidden):
             return allowed, scope
         return frozenset(allowed) - frozenset(hidden), None
+
+    def _carried(self, version_ids: list[str]) -> dict[str, Carried]:
+        return {} if self._trust is None else self._trust.carried(version_ids)
+
+    def _under_trust(
+        self, min_trust: float | None, order: list[int], stamps: dict[int, tuple[str, int]]
+    ) -> AbstractSet[int]:
+        """The ranked versions that carry less trust than ``min_trust``."""
+        if min_trust is None or self._trust is None or not order:
+            return frozenset()
+        carried = self._trust.carried([stamps[r][0] for r in order])
+        prior = self._trust.params.prior_mean
+        return frozenset(
+            r
+            for r in order
+            if (c.trust if (c := carried.get(stamps[r][0])) is not None else prior) < min_trust
+        )
 
     def _mmr(
         self, ranked: list[int], score: dict[int, float], needed: int, keep: AbstractSet[int]
@@ -458,6 +490,10 @@ class _Judge:
         with self._watch.apart("rerank"):
             scores = self.reranker.score(self.query, [texts[label] for label in head])
         return rerank(order, dict(zip(head, scores, strict=True)))
+
+
+def _marked(candidate: Candidate, distrusted: bool) -> Candidate:
+    return msgspec.structs.replace(candidate, below_trust=True) if distrusted else candidate
 
 
 def live_scope(container_tag: str | None) -> Hashable:

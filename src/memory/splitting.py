@@ -39,6 +39,7 @@ from ..projections.memories import MemoryProjection
 from .gate import Gate
 from .record import Recorder
 from .submitted import WriteOutcome
+from .trust import Trust
 from .versions import new_id
 
 _VersionEvent = MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported | MemorySplit
@@ -56,7 +57,9 @@ class Splits:
         keys: KeyStore,
         sealer: Sealer,
         memories: MemoryProjection,
+        trust: Trust | None = None,
     ) -> None:
+        self._trust = trust
         self._recorder = recorder
         self._gate = gate
         self._log = log
@@ -66,6 +69,8 @@ class Splits:
 
     def split(self, memory_id: str, version_id: str, actor: Actor) -> WriteOutcome:
         """A new live chain from a version a later version of ``memory_id`` replaced."""
+        if self._trust is not None:
+            self._trust.refuse_distrusted(actor)
         latest = self._memories.latest(memory_id)
         if latest is None:
             raise NotFound(f"no memory {memory_id!r}")

@@ -23,6 +23,7 @@ class WriteOutcome(msgspec.Struct, frozen=True, kw_only=True):
     seq: int = 0
     possibly_updates: str | None = None  # the memory a new chain was linked to
     reason: str | None = None  # the judgement's code, for a supersede or a link
+    flags: tuple[str, ...] = ()  # the poisoning detector's reasons, when it flagged the text
 
 
 class SubmittedGroups:

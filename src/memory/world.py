@@ -22,6 +22,7 @@ from ..projections.memories import MemoryProjection
 from ..projections.readmodels import ReadModels
 from ..projections.runner import ProjectionRunner
 from ..projections.snapshots import nearest_snapshot
+from ..projections.trust_rows import TrustParams
 from .quarantine import hidden_rows
 from .recall import Recall
 from .record import Recorder
@@ -91,11 +92,19 @@ class OpenOnly(Sealer):
 class World:
     """Every read model, folded up to ``seq`` (advance it with ``advance``)."""
 
-    def __init__(self, log: EventLog, sealer: Sealer, embedder: Embedder, scratch: Path) -> None:
+    def __init__(
+        self,
+        log: EventLog,
+        sealer: Sealer,
+        embedder: Embedder,
+        scratch: Path,
+        *,
+        trust: TrustParams | None = None,
+    ) -> None:
         self.folder = new_scratch(scratch)
         self.sealer = sealer
         self.models = ReadModels(
-            self.folder, sealer, embedder.identity.dimension, background_commits=False
+            self.folder, sealer, embedder.identity.dimension, background_commits=False, trust=trust
         )
         self.runner = ProjectionRunner(log, self.models.in_order())
         self.sink = RecordingSink(log)
@@ -111,6 +120,7 @@ class World:
             documents=m.documents,
             document_vectors=m.document_vectors,
             document_fulltext=m.document_fulltext,
+            trust=m.trust,
         )
         self.recall.hidden = hidden_rows(m.oversight, m.memories)
 

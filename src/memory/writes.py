@@ -28,6 +28,7 @@ from ..eventlog.events import (
     Evidence,
     MemoryArbitrated,
     MemoryDeduplicated,
+    MemoryFlagged,
     MemoryLinked,
     MemorySuperseded,
     MemoryWritten,
@@ -39,9 +40,11 @@ from ..projections.vector_exact import unit
 from .arbiter import Arbiter, Arbitration
 from .fresh_ids import FreshIds
 from .gate import Gate, Head, Heads
+from .poisoning import DETECTOR, Verdict, detect
 from .record import Recorder
 from .sameness import Gates, Judgement, judge
 from .submitted import SubmittedGroups, WriteOutcome
+from .trust import Trust
 from .versions import NewMemory, new_id, version_fields
 
 # A candidate judged: the chain head, the judgement, and the head's text.
@@ -71,7 +74,9 @@ class Writes:
         embedder: Embedder,
         nearest: NearestLive,
         gates: Gates,
+        trust: Trust | None = None,
     ) -> None:
+        self._trust = trust
         self._recorder = recorder
         self._gate = gate
         self._sealer = sealer
@@ -112,6 +117,8 @@ class Writes:
         """The first half of ``write_groups``: embed, decide and submit the appends. The
         writes are in flight when this returns: later decisions see their heads, so the next
         batch can be decided while this one is made durable and applied (``finish``)."""
+        if self._trust is not None:
+            self._trust.refuse_distrusted(actor)  # before anything is embedded or decided
         texts = [item.content for _, items in groups for item in items]
         results: list[list[WriteOutcome] | Exception] = [[] for _ in groups]
         submitted = SubmittedGroups(results, apply=self._recorder.apply, land=self._gate.land)
@@ -148,6 +155,7 @@ class Writes:
         # Ids for the chains this batch may start, their keys already durable (made ahead,
         # outside any lock); those its decisions do not use go back to the pool.
         unused = self._fresh.take(len(items))
+        verdicts = [detect(item.content) for item in items]  # pure: outside the lock
         token = object()
         with self._gate.lock(container_tag):
             batch = self._gate.in_flight(container_tag)
@@ -161,7 +169,9 @@ class Writes:
             # Every neighbour's row in one read: the projection does not move under the lock.
             close = sorted({row_id for near in neighbours for row_id, _ in near})
             rows = self._memories.by_row_ids(close) if close else {}
-            for item, digest, vector, near in zip(items, digests, vectors, neighbours, strict=True):
+            for item, digest, vector, near, verdict in zip(
+                items, digests, vectors, neighbours, verdicts, strict=True
+            ):
                 events, outcome = self._decide(
                     container_tag,
                     item,
@@ -172,6 +182,7 @@ class Writes:
                     batch,
                     unused,
                 )
+                events, outcome = _screened(container_tag, verdict, events, outcome)
                 drafts.extend(Draft(actor, event) for event in events)
                 outcomes.append(outcome)
                 counts.append(len(events))
@@ -411,6 +422,23 @@ class Writes:
             similarity=similarity,
             reason=evidence.reason,
         )
+
+
+def _screened(
+    container_tag: str, verdict: Verdict, events: list[AnyEvent], outcome: WriteOutcome
+) -> tuple[list[AnyEvent], WriteOutcome]:
+    """A write whose text the poisoning detector flags is stored all the same (never hide what
+    was written), with its verdict appended beside it: recall shows it, trust counts it."""
+    if not verdict.flagged:
+        return events, outcome
+    flagged = MemoryFlagged(
+        memory_id=outcome.memory_id,
+        version_id=outcome.version_id,
+        container_tag=container_tag,
+        reasons=verdict.reasons,
+        detector=DETECTOR,
+    )
+    return [*events, flagged], msgspec.structs.replace(outcome, flags=tuple(verdict.reasons))
 
 
 def _dedup(

@@ -22,6 +22,8 @@ from .memories import MemoryProjection
 from .oversight import OversightProjection
 from .runner import Projection
 from .traces import TraceProjection
+from .trust import TrustProjection
+from .trust_rows import TrustParams
 
 
 class ReadModels:
@@ -36,6 +38,7 @@ class ReadModels:
         *,
         memories: MemoryProjection | None = None,
         background_commits: bool = True,
+        trust: TrustParams | None = None,
     ) -> None:
         self.memories = memories or MemoryProjection(root / "memories.sqlite3", sealer)
         memory_source = MemorySource(sealer, self.memories)
@@ -62,6 +65,7 @@ class ReadModels:
         )
         self.traces = TraceProjection(root / "traces.sqlite3", sealer)
         self.agents = AgentProjection(root / "agents.sqlite3")
+        self.trust = TrustProjection(root / "trust.sqlite3", trust)
         self.oversight = OversightProjection(root / "oversight.sqlite3")
 
     def in_order(self) -> list[Projection]:
@@ -76,5 +80,6 @@ class ReadModels:
             self.document_fulltext,
             self.traces,
             self.agents,
+            self.trust,
             self.oversight,
         ]

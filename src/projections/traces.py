@@ -18,6 +18,7 @@ from ..eventlog import Sealer, StoredRecord
 from ..eventlog.events import (
     CaptureDecided,
     ContextInjected,
+    InjectedSource,
     ProxyTurn,
     RecallPerformed,
     SubjectErased,
@@ -59,7 +60,8 @@ CREATE TABLE IF NOT EXISTS injections (
     recall_id TEXT NOT NULL,
     version_ids TEXT NOT NULL,
     renderer TEXT NOT NULL,
-    sent_digest TEXT NOT NULL
+    sent_digest TEXT NOT NULL,
+    sources TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX IF NOT EXISTS injections_by_turn ON injections(turn_id, seq);
 """
@@ -92,6 +94,7 @@ class Injection(msgspec.Struct, frozen=True, kw_only=True):
     version_ids: list[str]
     renderer: str
     sent_digest: str
+    sources: list[InjectedSource] = []  # what the injection said of each version's source
 
 
 class TurnTrace(msgspec.Struct, frozen=True, kw_only=True):
@@ -111,6 +114,7 @@ class TurnTrace(msgspec.Struct, frozen=True, kw_only=True):
 class TraceProjection(SqliteProjection):
     name = "traces"
     schema = SCHEMA
+    schema_version = 2  # 2: injections keep what they said of each version's source
     folds = (RecallPerformed, ProxyTurn, ContextInjected, CaptureDecided, SubjectErased)
 
     def __init__(self, path: Path, sealer: Sealer) -> None:
@@ -125,7 +129,7 @@ class TraceProjection(SqliteProjection):
             self._insert_turn(stored, event)
         elif isinstance(event, ContextInjected):
             self._conn.execute(
-                "INSERT INTO injections VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO injections VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     stored.record.seq,
                     event.trace_id,
@@ -133,6 +137,7 @@ class TraceProjection(SqliteProjection):
                     json.dumps(event.version_ids),
                     event.renderer,
                     event.sent_digest,
+                    msgspec.json.encode(event.sources).decode(),
                 ),
             )
         elif isinstance(event, CaptureDecided):
@@ -184,7 +189,8 @@ class TraceProjection(SqliteProjection):
                 (turn_id,),
             ).fetchone()
             injections = self._conn.execute(
-                "SELECT seq, recall_id, version_ids, renderer, sent_digest FROM injections"
+                "SELECT seq, recall_id, version_ids, renderer, sent_digest, sources"
+                " FROM injections"
                 " WHERE turn_id = ? ORDER BY seq",
                 (turn_id,),
             ).fetchall()
@@ -204,6 +210,7 @@ class TraceProjection(SqliteProjection):
                     version_ids=json.loads(i[2]),
                     renderer=i[3],
                     sent_digest=i[4],
+                    sources=msgspec.json.decode(i[5], type=list[InjectedSource]),
                 )
                 for i in injections
             ],

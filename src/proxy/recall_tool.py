@@ -11,7 +11,16 @@ from starlette.concurrency import run_in_threadpool
 
 from ..errors import RerankerUnavailable
 from ..eventlog import Actor
-from ..memory import Core, RecallRequest, RenderedMemory, digest, render_memories, render_profile
+from ..eventlog.events import InjectedSource
+from ..memory import (
+    Core,
+    RecallRequest,
+    RenderedMemory,
+    digest,
+    injected_source,
+    render_memories,
+    render_profile,
+)
 
 
 class Profile(msgspec.Struct, frozen=True, kw_only=True):
@@ -27,6 +36,7 @@ class Injection(msgspec.Struct, frozen=True, kw_only=True):
     version_ids: list[str]
     text: str
     digest: str
+    sources: list[InjectedSource] = []  # what the text says of each version's source
 
 
 class MemoryFailed(Exception):
@@ -36,10 +46,13 @@ class MemoryFailed(Exception):
 
 
 class RecallTool:
-    def __init__(self, core: Core, *, limit: int, timeout: float) -> None:
+    def __init__(
+        self, core: Core, *, limit: int, timeout: float, min_trust: float | None = None
+    ) -> None:
         self._core = core
         self._limit = limit
         self._timeout = timeout
+        self._min_trust = min_trust
 
     async def profile(self, container_tag: str) -> Profile | None:
         found = self._core.memories.profile(container_tag)
@@ -58,7 +71,11 @@ class RecallTool:
     ) -> Injection:
         """Recall for one ``searchMemory`` call; raises ``MemoryFailed`` with a reason code."""
         request = RecallRequest(
-            q=query, container_tag=container_tag, limit=self._limit, rerank=rerank
+            q=query,
+            container_tag=container_tag,
+            limit=self._limit,
+            rerank=rerank,
+            min_trust=self._min_trust,
         )
         # Looked up at call time, so a recall replaced while serving is the one used.
         recall = self._core.recall
@@ -77,13 +94,19 @@ class RecallTool:
             raise MemoryFailed(exc.code) from exc
         except Exception as exc:
             raise MemoryFailed("recall_failed") from exc
-        served = [RenderedMemory.of(hit.row) for hit in result.hits if hit.row is not None]
+        # Rendered as quoted data with each memory's source, never as instructions.
+        served = [
+            RenderedMemory.of(hit.row, injected_source(hit.source, hit.row.agent_id))
+            for hit in result.hits
+            if hit.row is not None
+        ]
         text = render_memories(served)
         return Injection(
             recall_id=result.trace_id,
             version_ids=[m.version_id for m in served],
             text=text,
             digest=digest(text),
+            sources=[m.source for m in served if m.source is not None],
         )
 
 

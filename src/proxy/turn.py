@@ -349,6 +349,7 @@ class Turn:
                     version_ids=i.version_ids,
                     renderer=MEMORIES_RENDERER,
                     sent_digest=i.digest,
+                    sources=i.sources,
                 ),
             )
             for i in self.injections

@@ -4,18 +4,22 @@ Read from a memories projection folded up to that instant (its tables are docume
 docs/projections.md), so a chain shows the version that was latest then, whether it was
 forgotten then, and whether it had been erased by then. A version whose text can no longer be
 read although it was not erased by then belongs to a subject erased later: erasure reaches
-the past too, and the replay says so rather than guessing.
+the past too, and the replay says so rather than guessing. Beside them, each agent's trust
+then (the trust projection folded to the same seq).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 
 from ..clock import iso
+from ..memory import AgentScore
+from ..settings import Settings
 
 
 class BelievedMemory(msgspec.Struct, frozen=True, kw_only=True):
@@ -42,11 +46,25 @@ class BelievedProfile(msgspec.Struct, frozen=True, kw_only=True):
     erased_later: bool
 
 
+class BelievedAgent(msgspec.Struct, frozen=True, kw_only=True):
+    """An agent's trust then: the posterior mean, its parameters and the signals behind it."""
+
+    agent_id: str
+    trust: float
+    alpha: float
+    beta: float
+    signals: int
+    writes: int
+    flagged: int
+    distrusted: bool  # under the threshold then: its writes and deletes were refused
+
+
 class Belief(msgspec.Struct, frozen=True, kw_only=True):
     as_of: str
     seq: int
     memories: list[BelievedMemory]
     profiles: list[BelievedProfile]
+    agents: list[BelievedAgent] = []
 
 
 def believed(path: Path, *, as_of_ns: int, seq: int, container_tag: str | None) -> Belief:
@@ -126,4 +144,28 @@ def render_belief(belief: Belief) -> str:
             lines.append(f"  profile {p.container_tag}: erased since")
         else:
             lines.append(f"  profile {p.container_tag}: static {p.static}, dynamic {p.dynamic}")
+    for a in belief.agents:
+        mark = "  [distrusted: writes refused]" if a.distrusted else ""
+        lines.append(
+            f"  agent {a.agent_id}: trust {a.trust:.3f} (alpha {a.alpha:.2f}, beta {a.beta:.2f};"
+            f" {a.signals} signals, {a.writes} writes, {a.flagged} flagged){mark}"
+        )
     return "\n".join(lines)
+
+
+def agents_then(scores: Sequence[AgentScore], settings: Settings) -> list[BelievedAgent]:
+    """The agents' scores at an instant, as the replay shows them (the user is not scored)."""
+    return [
+        BelievedAgent(
+            agent_id=s.agent_id,
+            trust=round(s.trust, 6),
+            alpha=round(s.alpha, 6),
+            beta=round(s.beta, 6),
+            signals=s.signals,
+            writes=s.writes,
+            flagged=s.flagged,
+            distrusted=s.trust < settings.trust_threshold,
+        )
+        for s in scores
+        if not s.user
+    ]

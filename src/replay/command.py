@@ -32,9 +32,9 @@ from ..eventlog.events import EmbedderPinned
 from ..eventlog.keystore import KeyStore
 from ..eventlog.lmdb_log import LmdbEventLog
 from ..eventlog.scratch import scratch_root
-from ..memory import MemoriesAt, RecallRequest, World
+from ..memory import MemoriesAt, RecallRequest, World, scores_at, trust_params
 from ..settings import Settings, settings_from_env
-from .believed import believed, render_belief
+from .believed import agents_then, believed, render_belief
 from .diff import changes_between, render_changes
 from .fidelity import FidelityReport, check_traces
 from .timeline import seq_at
@@ -120,6 +120,8 @@ def as_of(
             belief = believed(state.path, as_of_ns=at, seq=seq, container_tag=container)
         finally:
             state.close()
+        scores = scores_at(o.log, scratch, seq, trust_params(settings))
+        belief = msgspec.structs.replace(belief, agents=agents_then(scores, settings))
     click.echo(msgspec.json.encode(belief).decode() if as_json else render_belief(belief))
 
 
@@ -134,7 +136,9 @@ def _query_at(
     as_json: bool,
 ) -> None:
     embedder = pinned_embedder(settings, o.log)
-    world = World(o.log, o.sealer, embedder, scratch_root(settings.data_dir))
+    world = World(
+        o.log, o.sealer, embedder, scratch_root(settings.data_dir), trust=trust_params(settings)
+    )
     try:
         world.advance(seq)
         result = world.recall.search(
@@ -185,6 +189,7 @@ def fidelity(
             reranker=CrossEncoder(
                 reranker_dir(settings.model_cache), threads=settings.embedder_threads
             ),
+            trust=trust_params(settings),
         )
     if as_json:
         click.echo(msgspec.json.encode(report).decode())

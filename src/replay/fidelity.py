@@ -37,13 +37,23 @@ from ..memory import (
     RANKING,
     RecallRequest,
     RenderedMemory,
+    TrustParams,
     World,
     digest,
+    injected_source,
     render_memories,
 )
 
 Status = Literal["exact", "differs", "unverifiable"]
-_EXACT_FIELDS = ("version_id", "served", "vector_rank", "bm25_rank", "below_floor", "rerank_rank")
+_EXACT_FIELDS = (
+    "version_id",
+    "served",
+    "vector_rank",
+    "bm25_rank",
+    "below_floor",
+    "rerank_rank",
+    "below_trust",
+)
 _SCORE_FIELDS = ("similarity", "bm25", "fused", "score", "rerank_score")
 # Event fields that name an erasable subject, and the subject they name.
 _SUBJECTS = (
@@ -88,6 +98,7 @@ def check_traces(
     only: Iterable[str] | None = None,
     sample: int | None = None,
     reranker: Reranker | None = None,
+    trust: TrustParams | None = None,
 ) -> FidelityReport:
     """Check every recall trace (or those named, or an evenly spread sample of ``sample``);
     ``reranker`` reranks the reranked ones again (without it they are unverifiable)."""
@@ -116,7 +127,7 @@ def check_traces(
             ):  # a world only moves forward: start again (searches that raced each other)
                 if world is not None:
                     world.close()
-                world = World(log, sealer, embedder, scratch)
+                world = World(log, sealer, embedder, scratch, trust=trust)
                 world.recall.reranker = reranker
             for stop in stops:
                 if world.position() < stop <= view:
@@ -179,6 +190,7 @@ def _check(world: World, stored: StoredRecord, history: _History) -> TraceCheck:
         include_forgotten=bool(params.get("includeForgotten", False)),
         rerank=reranked,
         rerank_pool=int(params["rerankPool"] or 0) if reranked else None,
+        min_trust=None if params.get("minTrust") is None else float(params["minTrust"] or 0),
     )
     world.sink.drafts.clear()
     try:
@@ -190,7 +202,12 @@ def _check(world: World, stored: StoredRecord, history: _History) -> TraceCheck:
     replayed = world.sink.drafts[-1].event
     assert isinstance(replayed, RecallPerformed)
     reasons = _differences(event, replayed)
-    served = [RenderedMemory.of(hit.row) for hit in result.hits if hit.row is not None]
+    # Each memory's source as the replayed read models carry it: the trust then, re-derived.
+    served = [
+        RenderedMemory.of(hit.row, injected_source(hit.source, hit.row.agent_id))
+        for hit in result.hits
+        if hit.row is not None
+    ]
     injections = history.injections.get(event.recall_id, [])
     for injection in injections:
         if injection.renderer not in MEMORY_RENDERERS:

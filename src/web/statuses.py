@@ -7,6 +7,7 @@ decided here, at the edge: ``{"error": {"code", "message"}}`` with the status be
 from __future__ import annotations
 
 from ..errors import (
+    AgentDistrusted,
     ContainerForbidden,
     CorruptLog,
     DataDirLocked,
@@ -40,6 +41,7 @@ STATUSES: dict[type[MnemologError], int] = {
     InvalidInput: 400,
     Unauthorized: 401,
     ContainerForbidden: 403,
+    AgentDistrusted: 403,
     MalformedBody: 400,
     PayloadTooLarge: 413,
     UnsupportedMediaType: 415,

@@ -31,8 +31,13 @@ from .scripted import ScriptedUpstream
 
 def rebuild_injection(runtime: Runtime, injected: ContextInjected) -> str:
     rows = runtime.core.memories.by_version_ids(injected.version_ids)
+    sources = injected.sources or [None] * len(injected.version_ids)
     return render_memories(
-        [RenderedMemory.of(rows[v]) for v in injected.version_ids], injected.renderer
+        [
+            RenderedMemory.of(rows[v], source)
+            for v, source in zip(injected.version_ids, sources, strict=True)
+        ],
+        injected.renderer,
     )
 
 

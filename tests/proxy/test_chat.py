@@ -193,11 +193,14 @@ def test_a_memory_is_injected_with_what_it_was_in_reply_to(proxy: Proxy) -> None
     raw = client(proxy, **{"x-mnemolog-container-tag": tag}).chat.completions.with_raw_response
     answered = raw.create(model="m", messages=[{"role": "user", "content": "Do I exercise?"}])
     (result,) = tool_messages(proxy, 1)
-    assert "Yes, every Sunday morning (in reply to: Do you still go running?)" in str(
+    assert '"Yes, every Sunday morning" (in reply to: "Do you still go running?")' in str(
         result["content"]
     )
     (injected,) = inspect(proxy, answered.headers["x-mnemolog-trace-id"])["injections"]  # type: ignore[misc]
-    assert injected["renderer"] == "mnemolog.memories/2" and injected["reproduced"] is True
+    assert injected["renderer"] == "mnemolog.memories/3" and injected["reproduced"] is True
+    assert injected["sources"] == [
+        {"agentId": "local", "trust": 1.0, "flags": [], "captured": False}
+    ]
 
 
 def test_client_tool_calls_go_back_untouched(proxy: Proxy) -> None:
