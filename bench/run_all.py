@@ -471,10 +471,10 @@ def render(report: dict[str, Any], page: Path, made: dict[str, Path]) -> str:
     out = [
         "# Benchmarks",
         "",
-        f"Written by `bench/run_all.py{' --quick' if quick else ''}` "
-        f"({report['command']}) on {report['date']}, in {report['total_s'] / 60:.0f} minutes:"
-        " every figure on this page comes from that one run, on the machine below. Regenerate it"
-        " with `make bench` (the same command); [bench/README.md](../bench/README.md) says what"
+        f"Written by `{report['command']}` on {report['date']}, in"
+        f" {report['total_s'] / 60:.0f} minutes:"
+        " every figure on this page comes from that one run, on the machine below. `make bench`"
+        " runs it in full and writes this page; [bench/README.md](../bench/README.md) says what"
         " each script measures.",
         "",
     ]
@@ -816,6 +816,23 @@ def goals(report: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+LOCATION_OPTIONS = ("--out", "--plots", "--json", "--data", "--dir")
+
+
+def shown_command(argv: Sequence[str]) -> str:
+    """The command as the page shows it: what was measured, not where files went."""
+    shown: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in LOCATION_OPTIONS:
+            skip = True
+        elif not arg.startswith(tuple(f"{o}=" for o in LOCATION_OPTIONS)):
+            shown.append(arg)
+    return " ".join(["bench/run_all.py", *shown])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small limits: under 5 minutes")
@@ -864,7 +881,7 @@ def main(argv: list[str] | None = None) -> int:
     fsync_dir = args.dir or Path.cwd()
     report: dict[str, Any] = {
         "quick": q,
-        "command": "bench/run_all.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": shown_command(argv if argv is not None else sys.argv[1:]),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "tiers": args.tiers,
         "repeats": args.repeats,
