@@ -167,8 +167,9 @@ def retrieval(args: argparse.Namespace) -> dict[str, Any]:
                 options += ["--rerank-pool", ",".join(str(p) for p in args.pools)]
             if args.limit_conversations is not None:
                 options += ["--limit-conversations", str(args.limit_conversations)]
-            if args.limit_questions is not None:
-                options += ["--limit-questions", str(args.limit_questions)]
+            limit = args.tier_limit_questions.get(tier, args.limit_questions)
+            if limit is not None:
+                options += ["--limit-questions", str(limit)]
             if args.questions_per_conversation is not None:
                 options += ["--questions-per-conversation", str(args.questions_per_conversation)]
             if args.dir is not None:
@@ -483,6 +484,13 @@ def render(report: dict[str, Any], page: Path, made: dict[str, Path]) -> str:
             "**This is a `--quick` run** (small limits: "
             f"{report['limits']}). Its figures show that every benchmark runs; they are not"
             " the project's figures.",
+            "",
+        ]
+    for tier, n in report.get("tier_limit_questions", {}).items():
+        out += [
+            f"LongMemEval_S on the {tier} tier was run on its first {n} answerable questions"
+            f" (and first {n} abstention ones) only, to keep the run's length in hand; every"
+            " other figure uses the whole development share.",
             "",
         ]
     out += [
@@ -852,12 +860,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit-conversations", type=int, default=None, metavar="N")
     parser.add_argument("--limit-questions", type=int, default=None, metavar="N")
     parser.add_argument("--questions-per-conversation", type=int, default=None, metavar="N")
+    parser.add_argument(
+        "--limit-questions-for",
+        action="append",
+        default=[],
+        metavar="TIER=N",
+        help="LongMemEval: the first N questions (and N abstention ones) for this tier only",
+    )
     args = parser.parse_args(argv)
     args.tiers = [t for t in args.tiers.split(",") if t]
     if not args.tiers or any(t not in PRODUCT_TIERS for t in args.tiers):
         parser.error(f"--tiers takes a comma-separated subset of {', '.join(PRODUCT_TIERS)}")
     if not (args.data / "RECIPE.md").is_file():
         parser.error(f"no bench data at {args.data} (use --data)")
+    try:
+        args.tier_limit_questions = {
+            tier: int(n) for tier, n in (item.split("=", 1) for item in args.limit_questions_for)
+        }
+    except ValueError:
+        parser.error("--limit-questions-for takes TIER=N")
+    if any(tier not in PRODUCT_TIERS for tier in args.tier_limit_questions):
+        parser.error(f"--limit-questions-for: a tier of {', '.join(PRODUCT_TIERS)}")
     q = args.quick
     args.repeats = args.repeats or (1 if q else 3)
     args.sizes = [int(s) for s in (args.sizes or ("1000" if q else "1000,5000,10000")).split(",")]
@@ -884,6 +907,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": shown_command(argv if argv is not None else sys.argv[1:]),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "tiers": args.tiers,
+        "tier_limit_questions": args.tier_limit_questions,
         "repeats": args.repeats,
         "write_seconds": args.write_seconds,
         "queries": args.queries,
