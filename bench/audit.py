@@ -72,7 +72,10 @@ MNEMOLOG = Path(sys.executable).parent / "mnemolog"
 DEFAULT_DATA = ROOT.parent / "shared" / "bench-data"
 FACTS = ROOT / "tests" / "proxy" / "data" / "first_person_facts.txt"
 TAG = "audit"
-ACTOR = Actor(agent_id="bench-audit", protocol="import")
+# The user's own history, imported as the user would import it: the user's agent ("local"),
+# whose writes trust never refuses. An agent of its own would be refused part-way through a
+# LongMemEval haystack (hundreds of writes in a burst), which is not what is measured here.
+ACTOR = Actor(agent_id="local", protocol="import")
 SEED = 20260702
 MIN_VALUE = 6  # shorter secret values match ordinary bytes by chance
 
