@@ -56,6 +56,7 @@ class _LazyGroup(click.Group):
     lazy: ClassVar[dict[str, tuple[str, str]]] = {
         "keys": ("mnemolog.keys_cli", "keys_group"),
         "mcp": ("mnemolog.mcp_server.command", "mcp_command"),
+        "reembed": ("mnemolog.reembed_cli", "reembed_command"),
         "replay": ("mnemolog.replay.command", "replay_command"),
         "review-supersedes": ("mnemolog.replay.review", "review_command"),
     }

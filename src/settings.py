@@ -118,9 +118,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         Annotated[
             Path,
             Meta(
-                description="Where the distilled fast-tier model is built once and cached, "
-                "and where `tools/fetch_reranker.py` puts the reranker; shared by every data "
-                "dir.",
+                description="Where `tools/fetch_models.py` puts the quality tier's encoder "
+                "and the reranker, and where the fast tier is distilled once and cached; "
+                "shared by every data dir.",
                 extra={"default": "`~/.cache/mnemolog/models`"},  # see ``model_cache``
             ),
         ]
@@ -268,7 +268,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         Meta(
             description="Rerank the proxy's memory round (`searchMemory`) with the local "
             "cross-encoder, where a turn already costs seconds of model time. Needs the "
-            "reranker in the model cache (`python tools/fetch_reranker.py`, run by `make`); "
+            "reranker in the model cache (`python tools/fetch_models.py`, run by `make`); "
             "without it the round goes on without memory, degraded `reranker_unavailable`.",
         ),
     ] = False
@@ -481,10 +481,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def model_cache(self) -> Path:
-        """Where the distilled fast-tier model is cached: shared by every data dir."""
+        """Where the fetched models and the distilled fast tier live: shared by every data dir."""
         if self.model_cache_dir is not None:
             return self.model_cache_dir
-        return Path.home() / ".cache" / "mnemolog" / "models"
+        return default_model_cache()
+
+
+def default_model_cache() -> Path:
+    """The model cache when none is configured: shared by every data dir of this user."""
+    return Path.home() / ".cache" / "mnemolog" / "models"
 
 
 # What one entry of ``allowed_hosts`` or ``allowed_origins`` may be: a DNS name or an IPv4

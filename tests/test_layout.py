@@ -7,7 +7,7 @@
     memory       the domain                       -> projections, embedding, eventlog, foundation
     web          what the HTTP shells share       -> foundation
     shells       api, proxy, replay, portability, audit, mcp_server, runtime, cli, keys_cli,
-                 views
+                 reembed_cli, views
                  -> memory, embedding, eventlog, web, foundation, each other; never a projection
 
 Every import in ``src/`` is read with ``ast`` (also those inside functions and under
@@ -36,6 +36,7 @@ SHELLS = {
     "runtime",
     "cli",
     "keys_cli",
+    "reembed_cli",
     "views",
 }
 BELOW: dict[str, set[str]] = {

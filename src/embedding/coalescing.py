@@ -21,10 +21,11 @@ MAX_TEXTS_PER_RUN = 256  # the inner embedder still batches by padded tokens wit
 
 
 class _Request:
-    __slots__ = ("done", "error", "result", "texts")
+    __slots__ = ("done", "error", "queries", "result", "texts")
 
-    def __init__(self, texts: Sequence[str]) -> None:
+    def __init__(self, texts: Sequence[str], *, queries: bool) -> None:
         self.texts = texts
+        self.queries = queries  # queries and stored texts are embedded in separate runs
         self.done = threading.Event()
         self.result: npt.NDArray[np.float32] | None = None
         self.error: BaseException | None = None
@@ -50,10 +51,16 @@ class CoalescingEmbedder:
         return self._inner
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return self._submit(texts, queries=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return self._submit(texts, queries=True)
+
+    def _submit(self, texts: Sequence[str], *, queries: bool) -> npt.NDArray[np.float32]:
         if not texts:
-            return self._inner.embed(texts)
+            return self._inner.embed_queries(texts) if queries else self._inner.embed(texts)
         check_texts(texts)  # here, so that one caller's bad text never fails a shared run
-        request = _Request(list(texts))
+        request = _Request(list(texts), queries=queries)
         with self._wake:
             if self._closed:
                 raise RuntimeError("the embedder is closed")
@@ -82,20 +89,29 @@ class CoalescingEmbedder:
             self._serve(batch)
 
     def _take(self) -> list[_Request]:
-        """The oldest requests, up to ``MAX_TEXTS_PER_RUN`` texts (always at least one)."""
+        """The oldest requests of the oldest one's kind (queries or stored texts), up to
+        ``MAX_TEXTS_PER_RUN`` texts (always at least one)."""
+        kind = self._pending[0].queries
         taken: list[_Request] = []
+        kept: list[_Request] = []
         count = 0
-        while self._pending and (
-            not taken or count + len(self._pending[0].texts) <= MAX_TEXTS_PER_RUN
-        ):
-            request = self._pending.pop(0)
-            taken.append(request)
-            count += len(request.texts)
+        for request in self._pending:
+            fits = not taken or count + len(request.texts) <= MAX_TEXTS_PER_RUN
+            if request.queries == kind and fits and len(kept) == 0:
+                taken.append(request)
+                count += len(request.texts)
+            else:
+                kept.append(request)
+        self._pending = kept
         return taken
 
     def _serve(self, batch: list[_Request]) -> None:
+        texts = [text for r in batch for text in r.texts]
         try:
-            vectors = self._inner.embed([text for r in batch for text in r.texts])
+            if batch[0].queries:
+                vectors = self._inner.embed_queries(texts)
+            else:
+                vectors = self._inner.embed(texts)
         except BaseException as exc:
             if len(batch) > 1:  # find whose texts failed: each request alone
                 for request in batch:

@@ -10,10 +10,6 @@ from __future__ import annotations
 from ..errors import EmbedderMismatch
 from ..eventlog.events import EmbedderPinned
 from .identity import EmbedderIdentity
-from .quality import QUALITY_NAME
-from .static import STATIC_NAME
-
-_TIERS = {QUALITY_NAME: "quality", STATIC_NAME: "fast"}
 
 
 def check_pin(pinned: EmbedderPinned | None, identity: EmbedderIdentity) -> EmbedderPinned | None:
@@ -42,14 +38,9 @@ def check_pin(pinned: EmbedderPinned | None, identity: EmbedderIdentity) -> Embe
 
 
 def _remedy(was: EmbedderIdentity) -> str:
-    tier = _TIERS.get(was.name)
-    use = (
-        f'start the server with the "{tier}" embedder tier it is pinned to'
-        if tier is not None
-        else "start the server with the embedder it is pinned to"
-    )
     return (
-        f"To keep this data dir, {use} (with the same model files). To change embedder, "
-        "start on a fresh data dir and re-import your memories into it; the old data dir is "
-        "left as it is."
+        f"To keep this data dir, start the server with the embedder it is pinned to "
+        f"({was.name}, with the same model files). To move it to this server's embedder, "
+        "re-embed it with the server stopped: `mnemolog reembed --embedder <tier>` replays "
+        "the log into vectors of the new model, and the next start uses them."
     )

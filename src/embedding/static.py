@@ -33,14 +33,14 @@ from tokenizers import Tokenizer
 from ..errors import EmbedderError
 from .identity import EmbedderIdentity
 from .port import check_texts
-from .quality import QUALITY_NAME, QualityEmbedder
+from .quality import QualityEmbedder
 from .static_distill import PCA_DIMS, SIF_COEFFICIENT, SIGN_ROWS, ZIPF_OFFSET, distil
-from .vocab import VOCAB_SHA256, VOCAB_SIZE, bert_tokenizer, load_vocab, vocab_dir
+from .vocab import VOCAB_SHA256, VOCAB_SIZE, bert_tokenizer, load_vocab, notice_of, vocab_dir
 
 logger = logging.getLogger(__name__)
 
 RECIPE = "mnemolog-static/1"  # bump when anything in distill.py changes the vectors
-STATIC_NAME = f"{QUALITY_NAME}-static{PCA_DIMS}"
+STATIC_SUFFIX = f"-static{PCA_DIMS}"
 STATIC_MAX_TOKENS = 512
 SERIAL_TOKENIZE_MAX = 8  # up to this many texts are tokenized on the calling thread
 MANIFEST = "manifest.json"
@@ -70,11 +70,16 @@ def recipe(quality_digest: str) -> dict[str, str | int | float]:
     }
 
 
-def static_identity(quality_digest: str) -> EmbedderIdentity:
+def static_name(base_name: str) -> str:
+    """The fast tier's name for the encoder it is distilled from."""
+    return base_name + STATIC_SUFFIX
+
+
+def static_identity(base: EmbedderIdentity) -> EmbedderIdentity:
     """The fast tier's identity: a digest of its recipe, the same on every machine."""
-    canonical = json.dumps(recipe(quality_digest), sort_keys=True, separators=(",", ":"))
+    canonical = json.dumps(recipe(base.digest), sort_keys=True, separators=(",", ":"))
     digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-    return EmbedderIdentity(STATIC_NAME, PCA_DIMS, digest)
+    return EmbedderIdentity(static_name(base.name), PCA_DIMS, digest)
 
 
 class StaticEmbedder:
@@ -103,6 +108,10 @@ class StaticEmbedder:
         # the text is first cut to that many times the median token length in characters.
         model.tokenizer.enable_truncation(model.max_length)
         self._max_chars = model.max_length * model.median_token_length
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """A query's vector is made as a stored text's: static vectors know no prefix."""
+        return self.embed(texts)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Unit float32 vectors, shape ``(len(texts), 256)``."""
@@ -157,7 +166,7 @@ def load_or_build_static(cache_dir: Path, quality: QualityEmbedder) -> StaticEmb
 
     A cache folder that fails its manifest (a changed, missing or extra file) is rebuilt.
     """
-    identity = static_identity(quality.identity.digest)
+    identity = static_identity(quality.identity)
     folder = cache_folder(cache_dir, identity)
     if folder.exists():
         problem = check_cache(folder, identity)
@@ -258,14 +267,15 @@ def _build(
             tokenizer=bert_tokenizer(vocab),
             normalize=True,
             max_length=STATIC_MAX_TOKENS,
-            base_model_name="sentence-transformers/all-MiniLM-L6-v2",
+            base_model_name=quality.spec.base_model,
         )
         model.save_pretrained(staging)
-        # model2vec's generated model card names the MIT licence: the vectors derive from an
-        # Apache-2.0 model, so the card goes and the model's own LICENSE and NOTICE come in.
+        # model2vec's generated model card names its own licence: the vectors derive from
+        # the encoder, so the card goes and the encoder's notice (and the vocabulary's
+        # Apache-2.0 licence) come in.
         (staging / "README.md").unlink(missing_ok=True)
-        for name in ("LICENSE", "NOTICE"):
-            (staging / name).write_bytes((vocab_dir() / name).read_bytes())
+        (staging / "LICENSE").write_bytes((vocab_dir() / "LICENSE").read_bytes())
+        (staging / "NOTICE").write_bytes(notice_of(quality.spec).read_bytes())
         files = {p.name: _sha256_file(p) for p in sorted(staging.iterdir())}
         manifest = Manifest(
             identity=identity,

@@ -18,6 +18,7 @@ from tokenizers.pre_tokenizers import BertPreTokenizer
 from tokenizers.processors import BertProcessing
 
 from ..errors import EmbedderError
+from .encoders import EncoderSpec
 
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
 VOCAB_SIZE = 30_522
@@ -29,6 +30,11 @@ _PACKAGE = __name__.rpartition(".")[0]
 def vocab_dir() -> Traversable:
     """The folder holding ``vocab.txt``, ``LICENSE`` and ``NOTICE``."""
     return resources.files(_PACKAGE) / "data" / "minilm-vocab"
+
+
+def notice_of(spec: EncoderSpec) -> Traversable:
+    """The licence notice of an encoder, shipped in ``data/``."""
+    return resources.files(_PACKAGE) / "data" / spec.notice
 
 
 def load_vocab() -> dict[str, int]:

@@ -308,6 +308,45 @@ class EmbedderPinned(Event, frozen=True, kw_only=True, tag="embedder.pinned"):
     digest: str
 
 
+class ReembedStarted(Event, frozen=True, kw_only=True, tag="embedder.reembed_started"):
+    """The data dir moves to another embedder (``mnemolog reembed``): from here its vectors
+    are this embedder's, those stored before come in ``vectors.reembedded`` events, and
+    ``embedder.reembed_completed`` says every one has. Until then the server refuses to start."""
+
+    name: str
+    dimension: int
+    digest: str
+    previous_name: str
+    previous_digest: str
+
+
+class ReembeddedVector(msgspec.Struct, frozen=True, kw_only=True):
+    """The new vector of what the event at ``seq`` stored: a memory version's (its
+    ``version_id``), or a document's chunks (float32 rows in chunk order)."""
+
+    seq: int
+    embedding: Sealed  # sealed under the same subject as what it embeds
+    version_id: str | None = None
+
+
+class VectorsReembedded(Event, frozen=True, kw_only=True, tag="vectors.reembedded"):
+    """One batch of a re-embedding: vectors made by the embedder of ``digest``."""
+
+    digest: str
+    versions: list[ReembeddedVector] = []
+    documents: list[ReembeddedVector] = []
+
+
+class ReembedCompleted(Event, frozen=True, kw_only=True, tag="embedder.reembed_completed"):
+    """Every version and document stored before the re-embedding started has its new vector
+    (those whose text was erased have none)."""
+
+    digest: str
+    versions: int
+    documents: int
+    seconds: float
+
+
 class AgentSignal(Event, frozen=True, kw_only=True, tag="agent.signal"):
     """Feedback about an agent's behaviour, the input of its trust score."""
 
@@ -551,6 +590,9 @@ AnyEvent: TypeAlias = (
     | ProfileUpdated
     | DocumentIngested
     | EmbedderPinned
+    | ReembedStarted
+    | VectorsReembedded
+    | ReembedCompleted
     | AgentSignal
     | MemoryFlagged
     | AgentKeyAdded
@@ -584,6 +626,9 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ProfileUpdated,
     DocumentIngested,
     EmbedderPinned,
+    ReembedStarted,
+    VectorsReembedded,
+    ReembedCompleted,
     AgentSignal,
     MemoryFlagged,
     AgentKeyAdded,

@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ..embedding import Embedder, QualityEmbedder, check_pin, open_embedder
+from ..embedding import Embedder, QualityEmbedder, check_pin, open_for_store
 from ..embedding.coalescing import CoalescingEmbedder
+from ..errors import EmbedderMismatch
 from ..eventlog import Actor, Draft, EventLog, KeyStore, Sealer
 from ..eventlog.scratch import clear_stale, scratch_root
 from ..eventlog.subjects import memory_subject
@@ -64,8 +65,19 @@ class Core:
         self.memories = MemoryProjection(root / "memories.sqlite3", sealer)
         try:
             ProjectionRunner(log, [self.memories]).catch_up()
-            opened = open_embedder(
-                settings.embedder, settings.model_cache, threads=settings.embedder_threads
+            if self.memories.reembedding() is not None:
+                moving = self.memories.pinned_embedder()
+                raise EmbedderMismatch(
+                    f"this data dir is being re-embedded to "
+                    f"{'another embedder' if moving is None else moving.name} and the "
+                    "re-embedding has not finished: run `mnemolog reembed` again with the same "
+                    "--embedder to finish it (it resumes where it stopped)"
+                )
+            opened = open_for_store(
+                settings.embedder,
+                self.memories.pinned_embedder(),
+                settings.model_cache,
+                threads=settings.embedder_threads,
             )
             # The transformer is far cheaper per text in a batch: concurrent writers and
             # searches share its runs. The static tier is too fast to gain from it.
@@ -82,6 +94,7 @@ class Core:
                 self.embedder.identity.dimension,
                 memories=self.memories,
                 trust=trust_params(settings),
+                embedder_digest=self.embedder.identity.digest,
             )
         except BaseException:
             self.memories.close()

@@ -29,7 +29,6 @@ RRF_K = 8
 # recall_all@5 rose by 0.02 to 0.03 on both tiers (to 0.495 fast, 0.502 quality), LongMemEval
 # turns stayed where they were (bench/retrieval.py; docs/recall.md).
 VECTOR_WEIGHT = 0.7
-FLOOR = 0.25  # cosine under which a candidate without a keyword match is not served
 RECENCY_HALF_LIFE_DAYS = 30.0
 RECENCY_WEIGHT = 0.25  # share of the score that decays with age
 # MMR relevance weight. It reorders only, but at 0.7 a second piece of evidence that resembles
@@ -144,10 +143,12 @@ def fuse(
     by_text: Sequence[tuple[int, float]],
     known: Sequence[int],
     weight: Callable[[int], float],
+    floor: float,
 ) -> list[Fused]:
     """Reciprocal rank fusion of the two lists (the vector list's share weighted by
     ``VECTOR_WEIGHT``), times ``weight``, best first; ``known`` are the labels still
-    resolvable (a label erased since the index answered is dropped)."""
+    resolvable (a label erased since the index answered is dropped). A candidate only the
+    vector list found is marked below the floor under the embedder's ``floor`` cosine."""
     vector_rank = {label: i + 1 for i, (label, _) in enumerate(by_vector)}
     text_rank = {label: i + 1 for i, (label, _) in enumerate(by_text)}
     similarity = dict(by_vector)
@@ -168,7 +169,7 @@ def fuse(
                 bm25_rank=text_rank.get(label),
                 fused=rrf,
                 score=rrf * weight(label),
-                below_floor=label not in text_rank and similarity.get(label, 0.0) < FLOOR,
+                below_floor=label not in text_rank and similarity.get(label, 0.0) < floor,
             )
         )
     fused.sort(key=lambda f: (-f.score, f.label))

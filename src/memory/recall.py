@@ -38,6 +38,7 @@ from ..projections.memory_rows import VersionRow
 from ..projections.trust import TrustProjection
 from ..projections.trust_rows import Carried
 from ..projections.vector_exact import unit
+from .calibration import thresholds_for
 from .ranking import (
     POOL,
     RANKING,
@@ -182,6 +183,8 @@ class Recall:
         self._recorder = recorder
         self._sealer = sealer
         self._embedder = embedder
+        # The cosine floor is the embedder's own: cosines differ in range from model to model.
+        self._floor = thresholds_for(embedder.identity.name).floor
         self._memories = memories
         self._vectors = vectors
         self._fulltext = fulltext
@@ -207,7 +210,7 @@ class Recall:
         view = self._recorder.runner.position()  # what the ranking reads, for a replay to fold to
         for projection in (self._fulltext, self._context_fulltext, self._document_fulltext):
             projection.index.forget_searched_seq()
-        query = self._embedder.embed([request.q])[0]
+        query = self._embedder.embed_queries([request.q])[0]
         lap("embed")
         families: list[_Ranked] = []
         judge = None if reranker is None else _Judge(reranker, request.q, pool, watch)
@@ -316,7 +319,7 @@ class Recall:
         def weight(row_id: int) -> float:
             return recency_weight(observed[row_id], reference) if request.recency else 1.0
 
-        fused = fuse(by_vector, by_text, list(stamps), weight)
+        fused = fuse(by_vector, by_text, list(stamps), weight, self._floor)
         diversify = request.diversify if request.diversify is not None else request.limit >= 5
         order = [f.label for f in fused if not f.below_floor]
         distrusted = self._under_trust(request.min_trust, order, stamps)
@@ -452,7 +455,7 @@ class Recall:
             live_scope(request.container_tag),
         )
         chunks = self._documents.chunks(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
-        fused = fuse(by_vector, by_text, list(chunks), lambda _: 1.0)
+        fused = fuse(by_vector, by_text, list(chunks), lambda _: 1.0, self._floor)
         order = [f.label for f in fused if not f.below_floor]
         reranked = None
         if judge is not None:

@@ -29,7 +29,7 @@ from typing import Literal, NamedTuple
 
 import msgspec
 
-from ..embedding import QUALITY_NAME, STATIC_NAME
+from .calibration import thresholds_for
 
 Verdict = Literal["same", "possible", "distinct"]
 
@@ -40,17 +40,6 @@ class Gates(msgspec.Struct, frozen=True, kw_only=True):
 
     same: float  # to be judged the same fact
     possible: float  # to be linked as a possible update
-
-
-# Derived from the labelled pairs of tests/data/write_pairs (dev share; bench/write_rule.py
-# prints the tables). The judgement's rules carry a ``same``: its gate only keeps unrelated
-# texts out (at 0.5 both tiers keep 95% of the corrections the rules find, at 0.7 about 80%).
-# A link is a guess on similarity alone: at 0.75 about one distinct pair in ten is linked
-# (0.6: three in ten) and 45% of the corrections the rules leave unsure are.
-GATES = {
-    "fast": Gates(same=0.5, possible=0.75),
-    "quality": Gates(same=0.5, possible=0.75),
-}
 
 
 class Judgement(msgspec.Struct, frozen=True, kw_only=True):
@@ -127,12 +116,14 @@ _QUANTITY = re.compile(r"\d+(?:[.,:]\d+)?(?:[a-z]{1,3}|%|-[a-z]+)?", re.IGNORECA
 
 
 def gates_for(embedder_name: str, supersede_threshold: float | None = None) -> Gates:
-    """The gates of an embedder, by its identity's name (``supersede_threshold``, when set,
-    replaces its supersede gate)."""
-    tier = "fast" if embedder_name == STATIC_NAME else "quality"
-    if embedder_name not in (STATIC_NAME, QUALITY_NAME):
-        raise ValueError(f"no gates are derived for the embedder {embedder_name!r}")
-    gates = GATES[tier]
+    """The gates of an embedder, by its identity's name, as derived for it
+    (``calibration.py``); ``supersede_threshold``, when set, replaces its supersede gate.
+
+    At the shipped gates both MiniLM tiers kept 95% of the corrections the rules find (at 0.7
+    about 80%), and one distinct pair in ten was linked (at 0.6 three in ten).
+    """
+    derived = thresholds_for(embedder_name)
+    gates = Gates(same=derived.same, possible=derived.possible)
     if supersede_threshold is not None:
         gates = msgspec.structs.replace(gates, same=supersede_threshold)
     return gates

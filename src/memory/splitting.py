@@ -187,11 +187,15 @@ def _kept_fields(event: AnyEvent, version_id: str) -> Iterator[Sealed]:
         if isinstance(value, Sealed):
             yield value
         elif not about and isinstance(value, msgspec.Struct | list):
-            yield from _sealed_fields(value)  # nested: a supersede's or a link's evidence
+            # nested: a supersede's or a link's evidence, a re-embedded vector
+            yield from _sealed_fields(value, version_id)
 
 
-def _sealed_fields(value: msgspec.Struct | list[object]) -> Iterator[Sealed]:
-    """Every sealed field of a value, nested ones included."""
+def _sealed_fields(value: msgspec.Struct | list[object], version_id: str) -> Iterator[Sealed]:
+    """Every sealed field of a value, nested ones included, but those of a nested part about
+    version ``version_id`` (its re-embedded vector)."""
+    if getattr(value, "version_id", None) == version_id:
+        return
     items = (
         value if isinstance(value, list) else [getattr(value, f) for f in value.__struct_fields__]
     )
@@ -199,4 +203,4 @@ def _sealed_fields(value: msgspec.Struct | list[object]) -> Iterator[Sealed]:
         if isinstance(item, Sealed):
             yield item
         elif isinstance(item, msgspec.Struct | list):
-            yield from _sealed_fields(item)
+            yield from _sealed_fields(item, version_id)

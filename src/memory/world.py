@@ -104,7 +104,12 @@ class World:
         self.folder = new_scratch(scratch)
         self.sealer = sealer
         self.models = ReadModels(
-            self.folder, sealer, embedder.identity.dimension, background_commits=False, trust=trust
+            self.folder,
+            sealer,
+            embedder.identity.dimension,
+            background_commits=False,
+            trust=trust,
+            embedder_digest=embedder.identity.digest,
         )
         self.runner = ProjectionRunner(log, self.models.in_order())
         self.sink = RecordingSink(log)

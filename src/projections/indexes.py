@@ -29,12 +29,15 @@ from ..embedding.port import from_bytes
 from ..eventlog import Sealer, StoredRecord
 from ..eventlog.events import (
     DocumentIngested,
+    EmbedderPinned,
     MemoryEdited,
     MemoryImported,
     MemorySplit,
     MemorySuperseded,
     MemoryWritten,
+    ReembedStarted,
     SubjectErased,
+    VectorsReembedded,
 )
 from .chunking import chunk
 from .documents import CHUNK_SLOTS, DocumentProjection
@@ -71,6 +74,10 @@ class IndexSource(Protocol):
     def stored_vectors(self, through: int) -> StoredVectors | None:
         """Every live vector with a label up to ``through``, ascending, if this source keeps
         them (what a loaded index's matrix is filled from); None if it does not."""
+        ...
+
+    def reembedded(self, event: VectorsReembedded) -> list[Entry]:
+        """The new vectors a re-embedding batch gives this index (those still readable)."""
         ...
 
 
@@ -115,6 +122,14 @@ class MemorySource:
     def stored_vectors(self, through: int) -> StoredVectors | None:
         return self._memories.vectors_through(through)
 
+    def reembedded(self, event: VectorsReembedded) -> list[Entry]:
+        out = []
+        for item in event.versions:
+            vector = self._sealer.open(item.embedding)
+            if vector is not None:
+                out.append(Entry(item.seq, "", "", vector))
+        return out
+
 
 class MemoryContextSource(MemorySource):
     """The contexts of memory versions (what each answers or continues), under the version's
@@ -130,6 +145,9 @@ class MemoryContextSource(MemorySource):
 
     def stored_vectors(self, through: int) -> StoredVectors | None:
         return None
+
+    def reembedded(self, event: VectorsReembedded) -> list[Entry]:
+        return []  # contexts have no vectors
 
 
 class DocumentSource:
@@ -164,18 +182,49 @@ class DocumentSource:
     def stored_vectors(self, through: int) -> StoredVectors | None:
         return None  # chunk vectors live in the events only
 
+    def reembedded(self, event: VectorsReembedded) -> list[Entry]:
+        out = []
+        for item in event.documents:
+            opened = self._sealer.open(item.embedding)
+            if opened is None:
+                continue
+            base = item.seq * CHUNK_SLOTS
+            for i in range(len(opened) // self._width):
+                row = opened[i * self._width : (i + 1) * self._width]
+                out.append(Entry(base + i, "", "", row))
+        return out
+
 
 class VectorProjection:
-    def __init__(self, name: str, path: Path, dimension: int, source: IndexSource) -> None:
+    """A vector index over a source, holding the vectors of one embedder (``digest``).
+
+    A data dir re-embedded (``embedder.reembed_started``) holds vectors of two embedders in
+    its log: a fold keeps those made while its embedder was in force, and the re-embedded
+    batches of it, and nothing of another (``digest`` None: every vector, for a lone index).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        path: Path,
+        dimension: int,
+        source: IndexSource,
+        *,
+        digest: str | None = None,
+    ) -> None:
         self.name = name
         self._path = path
         self._dimension = dimension
         self._source = source
+        self._digest = digest
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # An empty index is falsy: test None.
         loaded = VectorIndex.load(path, dim=dimension, stored=source.stored_vectors)
         self.index = loaded if loaded is not None else VectorIndex(path, dimension)
         self._applied = self.index.last_seq
+        # The embedder whose vectors the log's version events carry at this point. A saved
+        # index was made of this one's (a re-embedding after its save resets it, below).
+        self._in_force: str | None = digest if self._applied > 0 else None
         self._unsaved = 0
         self._saved_at = time.monotonic()
         self._saving: Future[None] | None = None  # the periodic save under way, if any
@@ -189,6 +238,20 @@ class VectorProjection:
         erased = False
         for stored in records:
             event = stored.record.event
+            if isinstance(event, EmbedderPinned | ReembedStarted):
+                self._flush(labels, vectors)
+                if isinstance(event, ReembedStarted) and event.digest == self._digest:
+                    self.index.rebuild([])  # what it held was another embedder's
+                self._in_force = event.digest
+                continue
+            if isinstance(event, VectorsReembedded):
+                if self._digest is None or event.digest == self._digest:
+                    for entry in self._source.reembedded(event):
+                        labels.append(entry.label)
+                        vectors.append(from_bytes(entry.vector or b"", self._dimension))
+                continue
+            if self._digest is not None and self._in_force not in (None, self._digest):
+                continue  # a vector of the embedder the data dir has since moved from
             if isinstance(event, SubjectErased):
                 self._flush(labels, vectors)
                 # Overwrite the erased vectors in place (hidden from search), and save at

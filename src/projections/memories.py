@@ -28,7 +28,10 @@ from ..eventlog.events import (
     MemorySuperseded,
     MemoryWritten,
     ProfileUpdated,
+    ReembedCompleted,
+    ReembedStarted,
     SubjectErased,
+    VectorsReembedded,
 )
 from .memory_queries import MemoryQueries
 from .memory_rows import INSERT_VERSION, SCHEMA, content_hash
@@ -53,6 +56,9 @@ class MemoryProjection(MemoryQueries):
         MemoryImported,
         DocumentImported,
         EmbedderPinned,
+        ReembedStarted,
+        VectorsReembedded,
+        ReembedCompleted,
         ProfileUpdated,
     )
 
@@ -202,6 +208,28 @@ class MemoryProjection(MemoryQueries):
                 )
             case EmbedderPinned():
                 self._set_meta("embedder", msgspec.json.encode(event).decode())
+            case ReembedStarted():
+                # From here the data dir's vectors are the new embedder's: the old ones go,
+                # and the new ones come in the batches that follow.
+                self._insert_written()
+                self._conn.execute("DELETE FROM vectors")
+                pin = EmbedderPinned(
+                    name=event.name, dimension=event.dimension, digest=event.digest
+                )
+                self._set_meta("embedder", msgspec.json.encode(pin).decode())
+                self._set_meta("reembedding", event.digest)
+            case VectorsReembedded():
+                self._insert_written()
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                    [
+                        (item.seq, vector)
+                        for item in event.versions
+                        if (vector := self._sealer.open(item.embedding)) is not None
+                    ],
+                )
+            case ReembedCompleted():
+                self._conn.execute("DELETE FROM meta WHERE key = 'reembedding'")
             case ProfileUpdated():
                 self._conn.execute(
                     "INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?, ?, ?)",

@@ -93,8 +93,14 @@ class MemoryQueries(MemoryAudit):
         return profile, int(row[1])
 
     def pinned_embedder(self) -> EmbedderPinned | None:
+        """The embedder the data dir's vectors are made by: the first pin, or the target of
+        the latest re-embedding."""
         raw = self._meta("embedder")
         return None if raw is None else msgspec.json.decode(raw, type=EmbedderPinned)
+
+    def reembedding(self) -> str | None:
+        """The digest of the embedder a re-embedding under way moves to, if one is."""
+        return self._meta("reembedding")
 
     def chain(self, memory_id: str) -> ChainView | None:
         with self._lock:

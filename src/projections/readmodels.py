@@ -39,10 +39,13 @@ class ReadModels:
         memories: MemoryProjection | None = None,
         background_commits: bool = True,
         trust: TrustParams | None = None,
+        embedder_digest: str | None = None,
     ) -> None:
         self.memories = memories or MemoryProjection(root / "memories.sqlite3", sealer)
         memory_source = MemorySource(sealer, self.memories)
-        self.vectors = VectorProjection("vectors", root / "vectors.hnsw", dimension, memory_source)
+        self.vectors = VectorProjection(
+            "vectors", root / "vectors.hnsw", dimension, memory_source, digest=embedder_digest
+        )
         self.fulltext = FullTextProjection(
             "fulltext", root / "fulltext", memory_source, background=background_commits
         )
@@ -55,7 +58,11 @@ class ReadModels:
         self.documents = DocumentProjection(root / "documents.sqlite3", sealer)
         document_source = DocumentSource(sealer, self.documents, dimension)
         self.document_vectors = VectorProjection(
-            "document-vectors", root / "document-vectors.hnsw", dimension, document_source
+            "document-vectors",
+            root / "document-vectors.hnsw",
+            dimension,
+            document_source,
+            digest=embedder_digest,
         )
         self.document_fulltext = FullTextProjection(
             "document-fulltext",

@@ -18,11 +18,10 @@ import msgspec
 
 from ..clock import iso, parse_as_of_instant
 from ..embedding import (
-    QUALITY_NAME,
     CrossEncoder,
     Embedder,
     check_pin,
-    open_embedder,
+    open_for_store,
     reranker_dir,
 )
 from ..errors import CorruptLog, EmbedderError, InvalidInput, StorageError
@@ -83,10 +82,7 @@ def pinned_embedder(settings: Settings, log: EventLog) -> Embedder:
     pin = next(
         (s.record.event for s in log.read() if isinstance(s.record.event, EmbedderPinned)), None
     )
-    tier = settings.embedder
-    if tier == "auto" and pin is not None:
-        tier = "quality" if pin.name == QUALITY_NAME else "fast"
-    embedder = open_embedder(tier, settings.model_cache, threads=1)
+    embedder = open_for_store(settings.embedder, pin, settings.model_cache, threads=1)
     if pin is not None:
         check_pin(pin, embedder.identity)
     return embedder

@@ -15,13 +15,14 @@ import httpx
 import pytest
 
 from mnemolog.embedding import RERANKER_NAME, CrossEncoder, reranker_dir
+from mnemolog.embedding.encoders import E5_FOLDER
 from mnemolog.eventlog.datadir import log_dir
 from mnemolog.eventlog.events import RecallPerformed
 from mnemolog.eventlog.lmdb_log import LmdbEventLog
 from mnemolog.eventlog.scratch import scratch_root
 from mnemolog.replay.command import opened, pinned_embedder
 from mnemolog.replay.fidelity import check_traces
-from mnemolog.settings import Settings, settings_from_env
+from mnemolog.settings import Settings, default_model_cache, settings_from_env
 
 from ..servers import MNEMOLOG, mnemolog_server, replayed_traces
 
@@ -160,7 +161,10 @@ def test_a_rerank_that_is_not_a_boolean_is_refused_and_changes_nothing(
 def test_without_the_model_a_rerank_is_refused_and_replay_says_why(
     store: Store, tmp_path: Path
 ) -> None:
-    empty = {"MNEMOLOG_MODEL_CACHE_DIR": str(tmp_path / "no-models")}
+    # A model cache holding the encoder but no reranker.
+    (tmp_path / "no-reranker").mkdir()
+    (tmp_path / "no-reranker" / E5_FOLDER).symlink_to(default_model_cache() / E5_FOLDER)
+    empty = {"MNEMOLOG_MODEL_CACHE_DIR": str(tmp_path / "no-reranker")}
     assert search(store.http, rerank=True).status_code == 200  # a reranked trace to replay
 
     data_dir = tmp_path / "data"
@@ -177,7 +181,7 @@ def test_without_the_model_a_rerank_is_refused_and_replay_says_why(
         error = refused.json()["error"]
         assert error["code"] == "reranker_unavailable"
         assert "not installed" in error["message"]
-        assert "tools/fetch_reranker.py" in error["message"]
+        assert "tools/fetch_models.py" in error["message"]
         assert state(http) == before
         assert search(http).status_code == 200  # search itself is fine
 
@@ -196,4 +200,4 @@ def test_without_the_model_a_rerank_is_refused_and_replay_says_why(
     assert reranked and report["differs"] == 0 and report["exact"] >= 1
     for trace in reranked:
         (reason,) = trace["reasons"]
-        assert "reranker is not installed" in reason and "fetch_reranker" in reason
+        assert "reranker is not installed" in reason and "fetch_models" in reason

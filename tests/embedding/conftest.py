@@ -12,8 +12,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from mnemolog.embedding import QualityEmbedder, StaticEmbedder, load_or_build_static
+from mnemolog.embedding import FAST_BASE, QualityEmbedder, StaticEmbedder, load_or_build_static
+from mnemolog.embedding.encoders import E5_FOLDER
 from mnemolog.embedding.static import MANIFEST, Manifest, cache_folder, recipe, static_identity
+from mnemolog.settings import default_model_cache
 
 PARAPHRASE = ("John prefers dark mode", "John likes the dark theme")
 UNRELATED = "The train leaves at noon"
@@ -45,7 +47,15 @@ def quality() -> QualityEmbedder:
 
 
 @pytest.fixture(scope="session")
-def static_build(quality: QualityEmbedder, tmp_path_factory: pytest.TempPathFactory) -> StaticBuild:
+def fast_base() -> QualityEmbedder:
+    """The encoder the fast tier is distilled from."""
+    return QualityEmbedder(spec=FAST_BASE)
+
+
+@pytest.fixture(scope="session")
+def static_build(
+    fast_base: QualityEmbedder, tmp_path_factory: pytest.TempPathFactory
+) -> StaticBuild:
     """Distil the fast tier once for the whole run (~15-40 s).
 
     The one build starts from a damaged cache, as a disk might leave one: the folder and its
@@ -53,13 +63,15 @@ def static_build(quality: QualityEmbedder, tmp_path_factory: pytest.TempPathFact
     staging folder of a build that crashed two hours ago lies beside it.
     """
     cache_dir = tmp_path_factory.mktemp("embedding-cache")
-    identity = static_identity(quality.identity.digest)
+    # The fetched encoders live in the model cache too: this one sees the real ones.
+    (cache_dir / E5_FOLDER).symlink_to(default_model_cache() / E5_FOLDER)
+    identity = static_identity(fast_base.identity)
     folder = cache_folder(cache_dir, identity)
     folder.mkdir()
     (folder / "model.safetensors").write_bytes(b"\x00" * 4096)
     manifest = Manifest(
         identity=identity,
-        recipe=recipe(quality.identity.digest),
+        recipe=recipe(fast_base.identity.digest),
         files={"model.safetensors": hashlib.sha256(b"the bytes it was built with").hexdigest()},
         build_seconds=1.0,
     )
@@ -75,7 +87,7 @@ def static_build(quality: QualityEmbedder, tmp_path_factory: pytest.TempPathFact
     handler = _Collect(warnings)
     logger.addHandler(handler)
     try:
-        embedder = load_or_build_static(cache_dir, quality)
+        embedder = load_or_build_static(cache_dir, fast_base)
     finally:
         logger.removeHandler(handler)
     return StaticBuild(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mnemolog.embedding import (
-    MODEL_SHA256,
+    E5_SMALL,
     QUALITY_NAME,
     EmbedderIdentity,
     check_pin,
@@ -14,8 +14,8 @@ from mnemolog.embedding import (
 from mnemolog.errors import EmbedderMismatch
 from mnemolog.eventlog.events import EmbedderPinned
 
-QUALITY = EmbedderIdentity(QUALITY_NAME, 384, MODEL_SHA256)
-FAST = static_identity(MODEL_SHA256)
+QUALITY = EmbedderIdentity(QUALITY_NAME, 384, E5_SMALL.digest)
+FAST = static_identity(QUALITY)
 
 
 def pinned(identity: EmbedderIdentity) -> EmbedderPinned:
@@ -24,7 +24,7 @@ def pinned(identity: EmbedderIdentity) -> EmbedderPinned:
 
 def test_nothing_pinned_gives_the_event_to_append() -> None:
     event = check_pin(None, QUALITY)
-    assert event == EmbedderPinned(name=QUALITY_NAME, dimension=384, digest=MODEL_SHA256)
+    assert event == EmbedderPinned(name=QUALITY_NAME, dimension=384, digest=E5_SMALL.digest)
 
 
 def test_same_identity_passes() -> None:
@@ -38,9 +38,9 @@ def test_dimension_mismatch_names_both_and_the_way_out() -> None:
     message = str(caught.value)
     assert f"pinned to {QUALITY_NAME} (384-d)" in message
     assert f"would use {FAST.name} (256-d)" in message
-    assert '"quality" embedder tier' in message
-    assert "fresh data dir" in message and "re-import" in message
-    with pytest.raises(EmbedderMismatch, match=r'\(256-d\).*\(384-d\).*"fast" embedder tier'):
+    assert f"the embedder it is pinned to ({QUALITY_NAME}" in message
+    assert "mnemolog reembed --embedder" in message
+    with pytest.raises(EmbedderMismatch, match=rf"\(256-d\).*\(384-d\).*pinned to \({FAST.name}"):
         check_pin(pinned(FAST), QUALITY)
 
 
@@ -50,8 +50,8 @@ def test_same_dimension_other_embedder_is_refused_too() -> None:
         check_pin(pinned(QUALITY), other)
     message = str(caught.value)
     assert "Both are 384-d" in message and "not comparable" in message
-    assert MODEL_SHA256[:12] in message and "abababababab" in message
-    assert "fresh data dir" in message
+    assert E5_SMALL.digest[:12] in message and "abababababab" in message
+    assert "mnemolog reembed" in message
     assert caught.value.code == "embedder_mismatch"
 
 

@@ -14,7 +14,8 @@ from typing import NoReturn
 import pytest
 
 from mnemolog.embedding import CrossEncoder, reranker_dir
-from mnemolog.embedding.rerank import PAIR_TOKENS, RERANKER_FILES
+from mnemolog.embedding.encoders import E5_FOLDER, E5_SMALL
+from mnemolog.embedding.rerank import PAIR_TOKENS, RERANKER_FILES, RERANKER_NAME
 from mnemolog.errors import RerankerUnavailable
 from mnemolog.settings import settings_from_env
 
@@ -27,10 +28,10 @@ UNRELATED = "The train to Lyon leaves at noon from platform four"
 
 @pytest.fixture(scope="module")
 def installed() -> Path:
-    """The reranker folder ``tools/fetch_reranker.py`` (run by ``make``) filled."""
+    """The reranker folder ``tools/fetch_models.py`` (run by ``make``) filled."""
     folder = reranker_dir(settings_from_env(os.environ).model_cache)
     if not all((folder / name).is_file() for name in RERANKER_FILES):
-        pytest.fail(f"no reranker in {folder}: run `python tools/fetch_reranker.py` (make does)")
+        pytest.fail(f"no reranker in {folder}: run `python tools/fetch_models.py` (make does)")
     return folder
 
 
@@ -71,7 +72,7 @@ def test_a_damaged_model_is_refused_before_it_runs(installed: Path, tmp_path: Pa
 
 def test_a_missing_model_names_the_command_that_fetches_it(tmp_path: Path) -> None:
     absent = CrossEncoder(reranker_dir(tmp_path))
-    with pytest.raises(RerankerUnavailable, match=r"not installed.*tools/fetch_reranker\.py"):
+    with pytest.raises(RerankerUnavailable, match=r"not installed.*tools/fetch_models\.py"):
         absent.load()
 
 
@@ -101,12 +102,18 @@ def test_the_fetch_leaves_a_verified_folder_alone(installed: Path, tmp_path: Pat
     target.mkdir()
     for name in RERANKER_FILES:
         shutil.copyfile(installed / name, target / name)
+    encoder = tmp_path / E5_FOLDER
+    encoder.mkdir()
+    shutil.copyfile(E5_SMALL.locate(installed.parent), encoder / "model.onnx")
     done = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "fetch_reranker.py"), "--cache-dir", str(tmp_path)],
+        [sys.executable, str(ROOT / "tools" / "fetch_models.py"), "--cache-dir", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == f"reranker present and verified in {target}"
+    assert done.stdout.splitlines() == [
+        f"{E5_FOLDER} present and verified in {encoder}",
+        f"{RERANKER_NAME} present and verified in {target}",
+    ]

@@ -15,13 +15,15 @@ import numpy as np
 import pytest
 
 from mnemolog.embedding import (
-    MODEL_SHA256,
-    STATIC_NAME,
+    FAST_BASE,
+    EmbedderIdentity,
     QualityEmbedder,
     StaticEmbedder,
     load_or_build_static,
     static_identity,
+    static_name,
 )
+from mnemolog.embedding.encoders import E5_FOLDER
 from mnemolog.embedding.static import MANIFEST, Manifest, cache_folder, check_cache
 from mnemolog.embedding.static_distill import SIGN_ROWS, distil, fit_pca, set_aside, sif_weights
 from mnemolog.embedding.vocab import load_vocab
@@ -30,6 +32,7 @@ from .conftest import PARAPHRASE, UNRELATED, StaticBuild
 
 # The fast tier's identity is a constant of the recipe: a change here is a new embedder, and
 # every data dir pinned to the old one will refuse to start with it. Change it on purpose only.
+FAST_BASE_IDENTITY = EmbedderIdentity(FAST_BASE.name, FAST_BASE.dimension, FAST_BASE.digest)
 PINNED_STATIC_DIGEST = "3f06fb4381cc8a9a39513d33a63ec268e4e3ba405d55519918e6bcf442f3bf6f"
 
 
@@ -105,13 +108,14 @@ def test_embedders_can_be_shared_between_threads(
 
 
 def test_identity_is_a_constant_of_the_recipe(static: StaticEmbedder) -> None:
-    identity = static_identity(MODEL_SHA256)
-    assert identity == static_identity(MODEL_SHA256)
+    identity = static_identity(FAST_BASE_IDENTITY)
+    assert identity == static_identity(FAST_BASE_IDENTITY)
     assert identity == static.identity
-    assert identity.name == STATIC_NAME
+    assert identity.name == static_name(FAST_BASE.name)
     assert identity.dimension == 256
     assert identity.digest == PINNED_STATIC_DIGEST
-    assert static_identity("0" * 64).digest != identity.digest
+    other = EmbedderIdentity(FAST_BASE.name, FAST_BASE.dimension, "0" * 64)
+    assert static_identity(other).digest != identity.digest
 
 
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
@@ -130,7 +134,7 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 def test_second_load_uses_the_cache_offline(
     static: StaticEmbedder,
-    quality: QualityEmbedder,
+    fast_base: QualityEmbedder,
     static_cache: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -141,7 +145,7 @@ def test_second_load_uses_the_cache_offline(
     (static_cache / f".{folder.name}.build-interrupted").mkdir()
     attempts = _no_network(monkeypatch)
     started = time.perf_counter()
-    again = load_or_build_static(static_cache, quality)
+    again = load_or_build_static(static_cache, fast_base)
     assert time.perf_counter() - started < 5
     assert attempts == []
     assert again.from_cache
@@ -184,7 +188,7 @@ def test_check_cache_finds_every_kind_of_damage(static: StaticEmbedder, tmp_path
     assert check_cache(folder, identity) is None
     (folder / "tokenizer.json").unlink()
     assert "manifest lists" in (check_cache(folder, identity) or "")
-    other = static_identity("0" * 64)
+    other = static_identity(EmbedderIdentity(FAST_BASE.name, FAST_BASE.dimension, "0" * 64))
     assert "built for" in (check_cache(folder, other) or "")
     (folder / MANIFEST).unlink()  # a build that died before its last step
     assert "no readable manifest" in (check_cache(folder, identity) or "")
@@ -197,7 +201,7 @@ def test_damaged_cache_is_detected_and_rebuilt(static_build: StaticBuild) -> Non
     assert any("model.safetensors does not match" in w for w in static_build.warnings)
     assert check_cache(static.folder, static.identity) is None
     assert not static_build.stale_build.exists()
-    assert static_build.left_behind == [static.folder.name]
+    assert static_build.left_behind == sorted([E5_FOLDER, static.folder.name])
 
 
 def test_distillation_is_deterministic(quality: QualityEmbedder) -> None:

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from mnemolog.memory.ranking import (
     AGREED_RANKS,
     CONTEXT_WEIGHT,
-    FLOOR,
     RECENCY_HALF_LIFE_DAYS,
     RECENCY_WEIGHT,
     RRF_K,
@@ -36,7 +35,7 @@ ranked_lists = st.lists(st.integers(0, 40), unique=True, max_size=15).map(
 
 
 def test_fusion_weighs_each_list_by_reciprocal_rank() -> None:
-    fused = fuse([(1, 0.9), (2, 0.8)], [(2, 7.0), (3, 5.0)], [1, 2, 3], lambda _: 1.0)
+    fused = fuse([(1, 0.9), (2, 0.8)], [(2, 7.0), (3, 5.0)], [1, 2, 3], lambda _: 1.0, 0.25)
     by_label = {f.label: f for f in fused}
     assert by_label[2].fused == pytest.approx(VECTOR_WEIGHT / (RRF_K + 2) + 1 / (RRF_K + 1))
     assert by_label[1].fused == pytest.approx(VECTOR_WEIGHT / (RRF_K + 1))
@@ -47,15 +46,20 @@ def test_fusion_weighs_each_list_by_reciprocal_rank() -> None:
 
 
 def test_the_floor_drops_only_weak_vector_only_candidates() -> None:
+    floor = 0.8  # the embedder's own (e5's; MiniLM's is 0.25)
     fused = fuse(
-        [(1, FLOOR - 0.01), (2, FLOOR - 0.01), (3, FLOOR)], [(2, 1.0)], [1, 2, 3], lambda _: 1
+        [(1, floor - 0.01), (2, floor - 0.01), (3, floor)],
+        [(2, 1.0)],
+        [1, 2, 3],
+        lambda _: 1,
+        floor,
     )
     below = {f.label: f.below_floor for f in fused}
     assert below == {1: True, 2: False, 3: False}  # a keyword match is served whatever its cosine
 
 
 def test_fusion_multiplies_by_the_weight_and_drops_unknown_labels() -> None:
-    fused = fuse([(1, 0.9), (2, 0.8)], [], [2], lambda label: 0.5)
+    fused = fuse([(1, 0.9), (2, 0.8)], [], [2], lambda label: 0.5, 0.25)
     assert [f.label for f in fused] == [2]
     assert fused[0].score == pytest.approx(0.5 * fused[0].fused)
 
@@ -66,8 +70,8 @@ def test_fusion_is_deterministic_whatever_the_order_of_the_known_labels(
 ) -> None:
     known = sorted({label for label, _ in by_vector} | {label for label, _ in by_text})
     shuffled = data.draw(st.permutations(known))
-    first = fuse(by_vector, by_text, known, lambda label: 1.0 / (1 + label % 3))
-    again = fuse(by_vector, by_text, shuffled, lambda label: 1.0 / (1 + label % 3))
+    first = fuse(by_vector, by_text, known, lambda label: 1.0 / (1 + label % 3), 0.25)
+    again = fuse(by_vector, by_text, shuffled, lambda label: 1.0 / (1 + label % 3), 0.25)
     assert first == again
     scores = [f.score for f in first]
     assert scores == sorted(scores, reverse=True)
@@ -76,7 +80,7 @@ def test_fusion_is_deterministic_whatever_the_order_of_the_known_labels(
 def test_agreed_candidates_are_in_the_top_of_both_lists() -> None:
     vector = [(label, 1.0) for label in range(10)]
     text = [(label, 1.0) for label in reversed(range(10))]
-    fused = fuse(vector, text, list(range(10)), lambda _: 1.0)
+    fused = fuse(vector, text, list(range(10)), lambda _: 1.0, 0.25)
     # label L is vector rank L+1 and BM25 rank 10-L: both within AGREED_RANKS only in between
     expected = {L for L in range(10) if L + 1 <= AGREED_RANKS and 10 - L <= AGREED_RANKS}
     assert agreed_at_top(fused) == expected

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemolog.embedding import QUALITY_NAME, STATIC_NAME, open_embedder
+from mnemolog.embedding import open_embedder
+from mnemolog.memory.calibration import SHIPPED
 from mnemolog.memory.sameness import Gates, gates_for, judge, words
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "write_pairs"
@@ -126,10 +127,10 @@ def test_words_split_possessives_contractions_and_plain_hyphenation() -> None:
 
 
 def test_only_the_derived_embedders_have_gates() -> None:
-    for name in (STATIC_NAME, QUALITY_NAME):
+    for name in SHIPPED:
         assert 0 < gates_for(name).same <= gates_for(name).possible < 1
         assert gates_for(name, 0.9).same == 0.9
-    with pytest.raises(ValueError, match="no gates"):
+    with pytest.raises(ValueError, match="no thresholds are derived"):
         gates_for("some-other-model")
 
 
