@@ -248,7 +248,7 @@ def trace_fidelity(tier: str, turns: int, memories: int, scratch: Path) -> dict[
 
 
 def reranker_dir_exists() -> bool:
-    """Whether the reranker is installed in the model cache (``tools/fetch_reranker.py``)."""
+    """Whether the reranker is installed in the model cache (``tools/fetch_models.py``)."""
     return reranker_dir(Settings().model_cache).is_dir()
 
 

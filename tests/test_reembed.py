@@ -7,6 +7,7 @@ to serve until it is resumed, and resume where it stopped.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,14 @@ def test_reembedded_store_answers_as_one_built_on_the_new_model(
     # Nothing left to do: said so, nothing appended.
     again = CliRunner().invoke(main, ["reembed", "--embedder", "fast", "--data-dir", str(store)])
     assert again.exit_code != 0 and "nothing to do" in again.output
+    # Every search recorded, before the move (on e5) and after it (on the fast tier), is
+    # re-derived exactly: each with the embedder the data dir had when it ran.
+    checked = CliRunner().invoke(
+        main, ["replay", "--check-traces", "--json", "--data-dir", str(store)]
+    )
+    assert checked.exit_code == 0, checked.output
+    report = json.loads(checked.output)
+    assert report["checked"] == report["exact"] == 3 * 2 * len(QUERIES)
 
 
 class _Failing:

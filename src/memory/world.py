@@ -103,6 +103,7 @@ class World:
     ) -> None:
         self.folder = new_scratch(scratch)
         self.sealer = sealer
+        self.embedder = embedder
         self.models = ReadModels(
             self.folder,
             sealer,

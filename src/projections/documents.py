@@ -14,9 +14,10 @@ from pathlib import Path
 import msgspec
 
 from ..eventlog import Sealer, StoredRecord
-from ..eventlog.events import DocumentIngested, SubjectErased
+from ..eventlog.events import DocumentIngested, ReembedStarted, SubjectErased, VectorsReembedded
 from .chunking import chunk
 from .sqlite import SqliteProjection
+from .vector_exact import StoredVectors, stored_matrix
 
 CHUNK_SLOTS = 1 << 16  # chunks a document may have: labels stay unique and below 2**63
 
@@ -42,7 +43,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     idx INTEGER NOT NULL,
     start INTEGER NOT NULL,
     end INTEGER NOT NULL,
-    text TEXT
+    text TEXT,
+    vector BLOB
 );
 """
 
@@ -85,7 +87,10 @@ _DOC_COLUMNS = (
 class DocumentProjection(SqliteProjection):
     name = "documents"
     schema = SCHEMA
-    folds = (DocumentIngested, SubjectErased)
+    # 2: chunks.vector, so a loaded index's matrix is filled with the vectors a fresh build
+    # makes (hnswlib's copies can differ in the last bit, and a replay compares to 1e-9).
+    schema_version = 2
+    folds = (DocumentIngested, SubjectErased, ReembedStarted, VectorsReembedded)
 
     def __init__(self, path: Path, sealer: Sealer) -> None:
         self._sealer = sealer
@@ -99,6 +104,12 @@ class DocumentProjection(SqliteProjection):
             title = None if event.title is None else self._sealer.open_text(event.title)
             metadata = None if event.metadata is None else self._sealer.open_text(event.metadata)
             chunks = [] if content is None else chunk(content)
+            vectors = _rows(
+                None
+                if event.chunk_embeddings is None
+                else self._sealer.open(event.chunk_embeddings),
+                len(chunks),
+            )
             self._conn.execute(
                 "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -117,19 +128,40 @@ class DocumentProjection(SqliteProjection):
                 ),
             )
             self._conn.executemany(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (record.seq * CHUNK_SLOTS + i, event.document_id, i, c.start, c.end, c.text)
+                    (
+                        record.seq * CHUNK_SLOTS + i,
+                        event.document_id,
+                        i,
+                        c.start,
+                        c.end,
+                        c.text,
+                        vectors[i],
+                    )
                     for i, c in enumerate(chunks)
                 ],
             )
+        elif isinstance(event, ReembedStarted):
+            self._conn.execute("UPDATE chunks SET vector = NULL")  # another embedder's
+        elif isinstance(event, VectorsReembedded):
+            for item in event.documents:
+                count = self._conn.execute(
+                    "SELECT COUNT(*) FROM chunks WHERE label >= ? AND label < ?",
+                    (item.seq * CHUNK_SLOTS, (item.seq + 1) * CHUNK_SLOTS),
+                ).fetchone()[0]
+                rows = _rows(self._sealer.open(item.embedding), int(count))
+                self._conn.executemany(
+                    "UPDATE chunks SET vector = ? WHERE label = ?",
+                    [(v, item.seq * CHUNK_SLOTS + i) for i, v in enumerate(rows)],
+                )
         elif isinstance(event, SubjectErased) and event.scope in ("document", "container"):
             if event.scope == "document":
                 where, arg = "document_id = ?", event.subject.removeprefix("document:")
             else:
                 where, arg = "container_tag = ?", str(event.container_tag)
             self._conn.execute(
-                "UPDATE chunks SET text = NULL WHERE document_id IN"
+                "UPDATE chunks SET text = NULL, vector = NULL WHERE document_id IN"
                 f" (SELECT document_id FROM documents WHERE {where})",
                 (arg,),
             )
@@ -142,6 +174,17 @@ class DocumentProjection(SqliteProjection):
         return False
 
     # --- queries ---------------------------------------------------------------------------
+
+    def vectors_through(self, seq: int) -> StoredVectors | None:
+        """Every stored chunk vector of a document ingested at or before ``seq``, by ascending
+        label, as one matrix; None if they are not all of one width."""
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT label, vector FROM chunks WHERE label < ? AND vector IS NOT NULL"
+                " ORDER BY label",
+                ((seq + 1) * CHUNK_SLOTS,),
+            ).fetchall()
+        return stored_matrix(found)
 
     def duplicate(self, container_tag: str, content: str) -> DocumentRow | None:
         rows = self._documents(
@@ -261,3 +304,11 @@ class DocumentProjection(SqliteProjection):
             )
             for r in fetched
         ]
+
+
+def _rows(raw: bytes | None, count: int) -> list[bytes | None]:
+    """The ``count`` float32 rows of a document's chunk vectors (Nones when it has none)."""
+    if raw is None or count == 0 or len(raw) % count:
+        return [None] * count
+    width = len(raw) // count
+    return [raw[i * width : (i + 1) * width] for i in range(count)]

@@ -180,7 +180,7 @@ class DocumentSource:
         return self._documents.labels_of(event)
 
     def stored_vectors(self, through: int) -> StoredVectors | None:
-        return None  # chunk vectors live in the events only
+        return self._documents.vectors_through(through)
 
     def reembedded(self, event: VectorsReembedded) -> list[Entry]:
         out = []

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
 import msgspec
-import numpy as np
 
 from ..eventlog.events import EmbedderPinned, ImportOrigin
 from .memory_audit import MemoryAudit
@@ -22,7 +21,7 @@ from .memory_rows import (
     content_hash,
     decode_version,
 )
-from .vector_exact import StoredVectors
+from .vector_exact import StoredVectors, stored_matrix
 
 _EMPTY: frozenset[int] = frozenset()
 _NO_AGENTS: frozenset[str] = frozenset()
@@ -276,14 +275,7 @@ class MemoryQueries(MemoryAudit):
             found = self._conn.execute(
                 "SELECT row_id, vector FROM vectors WHERE row_id <= ? ORDER BY row_id", (seq,)
             ).fetchall()
-        if not found:
-            return StoredVectors(np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32))
-        width = len(found[0][1])
-        if width == 0 or width % 4 or any(len(v) != width for _, v in found):
-            return None
-        labels = np.fromiter((r for r, _ in found), dtype=np.int64, count=len(found))
-        data = np.frombuffer(b"".join(v for _, v in found), dtype=np.float32)
-        return StoredVectors(labels, data.reshape(len(found), width // 4))
+        return stored_matrix(found)
 
     def rows_of_container(self, container_tag: str) -> list[int]:
         with self._lock:

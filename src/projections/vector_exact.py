@@ -39,10 +39,25 @@ __all__ = [
     "MatrixFill",
     "Mirror",
     "clamp",
+    "stored_matrix",
     "top_k",
     "top_k_many",
     "unit",
 ]
+
+
+def stored_matrix(found: Sequence[tuple[int, bytes]]) -> StoredVectors | None:
+    """``(label, float32 bytes)`` rows, in ascending label order, as one matrix; None if they
+    are not all of one width."""
+    if not found:
+        return StoredVectors(np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32))
+    width = len(found[0][1])
+    if width == 0 or width % 4 or any(len(v) != width for _, v in found):
+        return None
+    labels = np.fromiter((r for r, _ in found), dtype=np.int64, count=len(found))
+    data = np.frombuffer(b"".join(v for _, v in found), dtype=np.float32)
+    return StoredVectors(labels, data.reshape(len(found), width // 4))
+
 
 EXACT_CHUNK = 8192  # vectors copied out of the graph at a time by the exact fallback
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,7 +27,7 @@ from ..embedding import (
 from ..errors import CorruptLog, EmbedderError, InvalidInput, StorageError
 from ..eventlog import Actor, EventLog, Sealer
 from ..eventlog.datadir import keys_dir, log_dir
-from ..eventlog.events import EmbedderPinned
+from ..eventlog.events import EmbedderPinned, ReembedStarted
 from ..eventlog.keystore import KeyStore
 from ..eventlog.lmdb_log import LmdbEventLog
 from ..eventlog.scratch import scratch_root
@@ -77,15 +77,46 @@ def opened(settings: Settings) -> Iterator[Opened]:
         log.close()
 
 
-def pinned_embedder(settings: Settings, log: EventLog) -> Embedder:
-    """The embedder the log pinned (the configured tier, if one is set, must be it)."""
-    pin = next(
-        (s.record.event for s in log.read() if isinstance(s.record.event, EmbedderPinned)), None
-    )
+def pinned_embedder(settings: Settings, log: EventLog, at: int | None = None) -> Embedder:
+    """The embedder the log was pinned to at seq ``at`` (the last, if None): its first pin,
+    or the target of a re-embedding started by then (the configured tier, if one is set,
+    must be it)."""
+    pins = _pins(log)
+    pin = next((p for seq, p in reversed(pins) if at is None or seq <= at), None)
+    if pin is None and pins:
+        pin = pins[0][1]
     embedder = open_for_store(settings.embedder, pin, settings.model_cache, threads=1)
     if pin is not None:
         check_pin(pin, embedder.identity)
     return embedder
+
+
+def embedders_by_position(settings: Settings, log: EventLog) -> Callable[[int], Embedder]:
+    """The embedder in force at each seq, opened once each: a data dir re-embedded since a
+    trace was recorded is checked with the embedder it had then."""
+    opened: dict[int, Embedder] = {}
+    starts = [seq for seq, _ in _pins(log)] or [0]
+
+    def at(seq: int) -> Embedder:
+        start = max((s for s in starts if s <= seq), default=starts[0])
+        if start not in opened:
+            opened[start] = pinned_embedder(settings, log, start)
+        return opened[start]
+
+    return at
+
+
+def _pins(log: EventLog) -> list[tuple[int, EmbedderPinned]]:
+    """Each pin of the log with its seq: the first one, then each re-embedding's target."""
+    pins: list[tuple[int, EmbedderPinned]] = []
+    for stored in log.read():
+        event = stored.record.event
+        if isinstance(event, EmbedderPinned) and not pins:
+            pins.append((stored.seq, event))
+        elif isinstance(event, ReembedStarted):
+            pin = EmbedderPinned(name=event.name, dimension=event.dimension, digest=event.digest)
+            pins.append((stored.seq, pin))
+    return pins
 
 
 def instant(text: str, option: str) -> int:
@@ -131,7 +162,7 @@ def _query_at(
     limit: int,
     as_json: bool,
 ) -> None:
-    embedder = pinned_embedder(settings, o.log)
+    embedder = pinned_embedder(settings, o.log, seq)
     world = World(
         o.log, o.sealer, embedder, scratch_root(settings.data_dir), trust=trust_params(settings)
     )
@@ -173,11 +204,10 @@ def fidelity(
     settings: Settings, *, trace_ids: list[str] | None, sample: int | None, as_json: bool
 ) -> FidelityReport:
     with opened(settings) as o:
-        embedder = pinned_embedder(settings, o.log)
         report = check_traces(
             o.log,
             o.sealer,
-            embedder,
+            embedders_by_position(settings, o.log),
             scratch_root(settings.data_dir),
             only=trace_ids,
             sample=sample,

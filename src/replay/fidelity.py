@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -92,7 +92,7 @@ class _History(msgspec.Struct):
 def check_traces(
     log: EventLog,
     sealer: Sealer,
-    embedder: Embedder,
+    embedder: Embedder | Callable[[int], Embedder],
     scratch: Path,
     *,
     only: Iterable[str] | None = None,
@@ -101,7 +101,10 @@ def check_traces(
     trust: TrustParams | None = None,
 ) -> FidelityReport:
     """Check every recall trace (or those named, or an evenly spread sample of ``sample``);
-    ``reranker`` reranks the reranked ones again (without it they are unverifiable)."""
+    ``reranker`` reranks the reranked ones again (without it they are unverifiable).
+    ``embedder`` may be a function of a seq: the embedder in force there (a data dir
+    re-embedded since)."""
+    embedder_at = embedder if callable(embedder) else (lambda _: embedder)
     history = _scan(log)
     chosen = history.recalls
     if only is not None:
@@ -120,14 +123,16 @@ def check_traces(
             event = _event(stored)
             needs = _needs(event)
             view = needs.pop("view")
+            in_force = embedder_at(view)
             if (
                 world is None
+                or world.embedder is not in_force
                 or world.position() > view
                 or any(world.committed(family) > seq for family, seq in needs.items())
             ):  # a world only moves forward: start again (searches that raced each other)
                 if world is not None:
                     world.close()
-                world = World(log, sealer, embedder, scratch, trust=trust)
+                world = World(log, sealer, in_force, scratch, trust=trust)
                 world.recall.reranker = reranker
             for stop in stops:
                 if world.position() < stop <= view:
