@@ -104,11 +104,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     embedder: Annotated[
         Literal["auto", "quality", "fast"],
         Meta(
-            description="The embedding tier: `quality` (all-MiniLM-L6-v2 int8, 384-d), `fast` "
-            "(a static model distilled from it, 256-d) or `auto` (the fast tier, the default "
-            "chosen by measurement; see [embedding.md](embedding.md#choosing-the-tier)). The "
+            description="The embedding tier: `quality` (e5-small-v2 int8, 384-d), `fast` (a "
+            "static model distilled from all-MiniLM-L6-v2, 256-d) or `auto`: on a data dir "
+            "already pinned, the embedder it is pinned to; else the fast tier, the default "
+            "chosen by measurement (see [embedding.md](embedding.md#choosing-the-tier)). The "
             "first boot pins the data dir to the embedder it uses; a later boot with another "
-            "one refuses to start.",
+            "one refuses to start (`mnemolog reembed` moves a data dir to another).",
         ),
     ] = "auto"
     embedder_threads: Annotated[
