@@ -572,6 +572,11 @@ class DocumentImported(Event, frozen=True, kw_only=True, tag="document.imported"
     origin: ImportOrigin | None = None
 
 
+# The events that make a memory version (its row id in the projections is their seq).
+VersionEvent: TypeAlias = (
+    MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported | MemorySplit
+)
+
 AnyEvent: TypeAlias = (
     MemoryWritten
     | MemoryDeduplicated

@@ -31,21 +31,16 @@ from ..eventlog import Actor, Draft, EventLog, Sealer
 from ..eventlog.events import (
     DocumentIngested,
     EmbedderPinned,
-    MemoryEdited,
-    MemoryImported,
-    MemorySplit,
-    MemorySuperseded,
-    MemoryWritten,
     ReembedCompleted,
     ReembeddedVector,
     ReembedStarted,
     Sealed,
     VectorsReembedded,
+    VersionEvent,
 )
 from ..projections.chunking import chunk
 
 BATCH = 64  # texts a batch event carries: small enough that an interrupt loses little
-_VersionEvent = MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported | MemorySplit
 
 Progress = Callable[[int, int], None]  # (texts done, texts in all)
 
@@ -182,7 +177,7 @@ def _items(log: EventLog, sealer: Sealer, before: int) -> Iterator[Item]:
         if stored.seq >= before:
             return
         event = stored.record.event
-        if isinstance(event, _VersionEvent):
+        if isinstance(event, VersionEvent):
             text = sealer.open_text(event.content)
             if text is not None:
                 yield Item(stored.seq, _subject(event.content), [text], event.version_id)

@@ -25,13 +25,10 @@ from ..errors import KeyDestroyed, NotFound, NothingToSplit
 from ..eventlog import Actor, Draft, EventLog, KeyStore, Sealer
 from ..eventlog.events import (
     AnyEvent,
-    MemoryEdited,
-    MemoryImported,
     MemorySplit,
-    MemorySuperseded,
-    MemoryWritten,
     Sealed,
     SubjectErased,
+    VersionEvent,
 )
 from ..eventlog.sealing import encode_sealed
 from ..eventlog.subjects import memory_subject
@@ -42,7 +39,6 @@ from .submitted import WriteOutcome
 from .trust import Trust
 from .versions import new_id
 
-_VersionEvent = MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported | MemorySplit
 # Event fields that name another version: the evidence of such an event holds its words.
 _VERSION_FIELDS = ("supersedes_version_id", "target_version_id")
 
@@ -146,11 +142,11 @@ class Splits:
             )
         ]
 
-    def _origin(self, seq: int) -> _VersionEvent:
+    def _origin(self, seq: int) -> VersionEvent:
         """The event that made a version (its row id is that event's seq)."""
         stored = next(iter(self._log.read(seq, limit=1)), None)
         event = None if stored is None or stored.seq != seq else stored.record.event
-        if not isinstance(event, _VersionEvent):
+        if not isinstance(event, VersionEvent):
             raise NotFound(f"no version was made at seq {seq}")
         return event
 

@@ -30,14 +30,10 @@ from ..eventlog import Sealer, StoredRecord
 from ..eventlog.events import (
     DocumentIngested,
     EmbedderPinned,
-    MemoryEdited,
-    MemoryImported,
-    MemorySplit,
-    MemorySuperseded,
-    MemoryWritten,
     ReembedStarted,
     SubjectErased,
     VectorsReembedded,
+    VersionEvent,
 )
 from .chunking import chunk
 from .documents import CHUNK_SLOTS, DocumentProjection
@@ -81,13 +77,10 @@ class IndexSource(Protocol):
         ...
 
 
-_VersionEvent = MemoryWritten | MemorySuperseded | MemoryEdited | MemoryImported | MemorySplit
-
-
-def _version_event(stored: StoredRecord) -> _VersionEvent | None:
+def _version_event(stored: StoredRecord) -> VersionEvent | None:
     """The event of ``stored`` if it makes a memory version."""
     event = stored.record.event
-    return event if isinstance(event, _VersionEvent) else None
+    return event if isinstance(event, VersionEvent) else None
 
 
 class MemorySource:

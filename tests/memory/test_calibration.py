@@ -6,7 +6,7 @@ over from another model, or left behind when a model or the pairs change, fails 
 
 from __future__ import annotations
 
-import sys
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -15,8 +15,14 @@ from mnemolog.embedding import known_embedders, open_identity, tier_identity
 from mnemolog.memory.calibration import SHIPPED, Thresholds, derive, rounded, thresholds_for
 from mnemolog.settings import default_model_cache
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from calibrate import DEFAULT_DATA, cosines, pairs_of
+# Loaded from its file: putting bench/ on sys.path would shadow packages (bench/mcp.py).
+_SPEC = importlib.util.spec_from_file_location(
+    "bench_calibrate", Path(__file__).resolve().parents[2] / "bench" / "calibrate.py"
+)
+assert _SPEC is not None and _SPEC.loader is not None
+calibrate = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(calibrate)
+DEFAULT_DATA, cosines, pairs_of = calibrate.DEFAULT_DATA, calibrate.cosines, calibrate.pairs_of
 
 
 @pytest.fixture(scope="module")
