@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -53,7 +53,7 @@ from latency import latency_summary
 
 from mnemolog.eventlog import Actor
 from mnemolog.eventlog.events import Candidate, RecallPerformed
-from mnemolog.memory import Core, Hit, NewMemory, RecallRequest
+from mnemolog.memory import Core, Hit, NewMemory, RecallRequest, WriteOutcome
 from mnemolog.memory.ranking import RERANK_POOL
 from mnemolog.projections.analysis import ANALYZER, TOKENIZER
 from mnemolog.projections.memory_rows import VersionRow
@@ -422,16 +422,9 @@ def _open(data_dir: Path, args: argparse.Namespace, run: Run) -> Runtime:
     return runtime
 
 
-def _one_haystack(runtime: Runtime, haystack: Haystack, run: Run, args: argparse.Namespace) -> None:
-    core = runtime.core
-    tag = haystack.tag
-    started = time.perf_counter()
-    chain_of: dict[str, str] = {}  # turn id -> memory id
-    # version id -> the turns whose text it holds: its own, and exact duplicates of it
-    turns_of: dict[str, dict[str, None]] = defaultdict(dict)
-    version_turn: dict[str, Turn] = {}  # version id -> the turn whose text it holds
-    session_of: dict[str, str] = {}
-    latest_turn: dict[str, Turn] = {}  # memory id -> the turn its latest version holds
+def write_turns(core: Core, haystack: Haystack) -> Iterator[tuple[Turn, WriteOutcome]]:
+    """Every turn of ``haystack`` written as a memory of its container through
+    ``Writes.write``, one batch per session (at most ``BATCH`` turns), with its outcome."""
     for session in haystack.sessions:
         for start in range(0, len(session), BATCH):
             turns = session[start : start + BATCH]
@@ -444,23 +437,35 @@ def _one_haystack(runtime: Runtime, haystack: Haystack, run: Run, args: argparse
                 )
                 for t in turns
             ]
-            for turn, outcome in zip(turns, core.writes.write(tag, items, ACTOR), strict=True):
-                chain_of[turn.turn_id] = outcome.memory_id
-                turns_of[outcome.version_id][turn.turn_id] = None
-                session_of[turn.turn_id] = turn.session
-                run.stats.statuses[outcome.status] += 1
-                run.stats.turns += 1
-                if outcome.status == "superseded":
-                    run.stats.supersede_reasons[outcome.reason or "?"] += 1
-                    run.stats.cross_speaker_supersedes += _speaker(
-                        latest_turn[outcome.memory_id]
-                    ) != _speaker(turn)
-                if outcome.possibly_updates is not None:
-                    run.stats.link_reasons[outcome.reason or "?"] += 1
-                if outcome.status != "deduplicated":
-                    latest_turn[outcome.memory_id] = turn
-                if outcome.status != "deduplicated":
-                    version_turn[outcome.version_id] = turn
+            yield from zip(turns, core.writes.write(haystack.tag, items, ACTOR), strict=True)
+
+
+def _one_haystack(runtime: Runtime, haystack: Haystack, run: Run, args: argparse.Namespace) -> None:
+    core = runtime.core
+    tag = haystack.tag
+    started = time.perf_counter()
+    chain_of: dict[str, str] = {}  # turn id -> memory id
+    # version id -> the turns whose text it holds: its own, and exact duplicates of it
+    turns_of: dict[str, dict[str, None]] = defaultdict(dict)
+    version_turn: dict[str, Turn] = {}  # version id -> the turn whose text it holds
+    session_of: dict[str, str] = {}
+    latest_turn: dict[str, Turn] = {}  # memory id -> the turn its latest version holds
+    for turn, outcome in write_turns(core, haystack):
+        chain_of[turn.turn_id] = outcome.memory_id
+        turns_of[outcome.version_id][turn.turn_id] = None
+        session_of[turn.turn_id] = turn.session
+        run.stats.statuses[outcome.status] += 1
+        run.stats.turns += 1
+        if outcome.status == "superseded":
+            run.stats.supersede_reasons[outcome.reason or "?"] += 1
+            run.stats.cross_speaker_supersedes += _speaker(
+                latest_turn[outcome.memory_id]
+            ) != _speaker(turn)
+        if outcome.possibly_updates is not None:
+            run.stats.link_reasons[outcome.reason or "?"] += 1
+        if outcome.status != "deduplicated":
+            latest_turn[outcome.memory_id] = turn
+            version_turn[outcome.version_id] = turn
     run.ingest_s += time.perf_counter() - started
 
     live = core.memories.by_row_ids(sorted(core.memories.live_rows(tag)))
