@@ -54,6 +54,7 @@ from typing import Any
 import retrieval
 from retrieval import ACTOR, Haystack, Question, auroc
 
+from mnemolog.embedding import rerank as rerank_module
 from mnemolog.eventlog.events import Candidate, RecallPerformed
 from mnemolog.memory import RecallRequest
 from mnemolog.memory import ranking as rules
@@ -83,6 +84,7 @@ class Pooled:
     session_of: dict[str, str]
     observed: dict[str, int]  # version id -> observed_at, UTC ns
     terms: dict[str, frozenset[str]]  # version id -> its content's analysed terms
+    texts: dict[str, str]  # version id -> its content
     document_frequency: Counter[str]
     memories: int
 
@@ -115,12 +117,14 @@ def _one(runtime: Runtime, haystack: Haystack, pool: int) -> list[Pooled]:
     session_of: dict[str, str] = {}
     observed: dict[str, int] = {}
     terms: dict[str, frozenset[str]] = {}
+    texts: dict[str, str] = {}
     for turn, outcome in retrieval.write_turns(runtime.core, haystack):
         turns_of[outcome.version_id].add(turn.turn_id)
         session_of[turn.turn_id] = turn.session
         if outcome.status != "deduplicated":
             observed[outcome.version_id] = _ns(turn.observed_at)
             terms[outcome.version_id] = frozenset(ANALYZER.analyze(turn.text))
+            texts[outcome.version_id] = turn.text
     frequency: Counter[str] = Counter()
     for found in terms.values():
         frequency.update(found)
@@ -151,6 +155,7 @@ def _one(runtime: Runtime, haystack: Haystack, pool: int) -> list[Pooled]:
                 session_of,
                 observed,
                 terms,
+                texts,
                 frequency,
                 len(terms),
             )
@@ -229,6 +234,70 @@ def ceiling(p: Pooled, k: int) -> float:
     return float(p.question.gold <= found)
 
 
+# --- the cross-encoder reading otherwise --------------------------------------------------------
+
+# A sentence ends at . ! or ? before a space, or at a line break.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+WINDOW_TOKENS = 64  # a window of whole sentences, at most this many tokens when it has two
+WHOLE_TOKENS = 512  # the model's own limit
+
+
+def rescored(pooled: list[Pooled], model_cache: Path, how: str) -> dict[int, dict[str, float]]:
+    """New logits for the product's pool of every question (``PRODUCT_POOL`` candidates): the
+    memories read whole (``whole``: pairs cut at 512 tokens, not 192), or each scored by its
+    best window of sentences (``windows``: MaxP)."""
+    saved = rerank_module.PAIR_TOKENS
+    if how == "whole":
+        rerank_module.PAIR_TOKENS = WHOLE_TOKENS  # read when the model loads
+    try:
+        model = rerank_module.CrossEncoder(rerank_module.reranker_dir(model_cache))
+        model.load()
+    finally:
+        rerank_module.PAIR_TOKENS = saved
+    out: dict[int, dict[str, float]] = {}
+    try:
+        for n, p in enumerate(pooled):
+            head = [c.version_id for c in p.candidates[:PRODUCT_POOL]]
+            if how == "whole":
+                logits = model.score(p.question.text, [p.texts[v] for v in head])
+                out[n] = dict(zip(head, logits, strict=True))
+                continue
+            owners: list[str] = []
+            windows: list[str] = []
+            for v in head:
+                for window in sentence_windows(p.texts[v], model):
+                    owners.append(v)
+                    windows.append(window)
+            best: dict[str, float] = {}
+            for v, logit in zip(owners, model.score(p.question.text, windows), strict=True):
+                best[v] = max(best.get(v, -math.inf), logit)
+            out[n] = best
+            print(f"\rrescored {n + 1}/{len(pooled)}", end="", file=sys.stderr)
+    finally:
+        model.close()
+    print(file=sys.stderr)
+    return out
+
+
+def sentence_windows(text: str, model: rerank_module.CrossEncoder) -> list[str]:
+    """``text`` as runs of whole sentences of at most ``WINDOW_TOKENS`` tokens (a longer
+    sentence is a window of its own)."""
+    assert model._tokenizer is not None  # loaded
+    windows: list[str] = []
+    run: list[str] = []
+    length = 0
+    for sentence in (s for s in _SENTENCE_END.split(text) if s.strip()):
+        tokens = len(model._tokenizer.encode(sentence, add_special_tokens=False).ids)
+        if run and length + tokens > WINDOW_TOKENS:
+            windows.append(" ".join(run))
+            run, length = [], 0
+        run.append(sentence)
+        length += tokens
+    if run:
+        windows.append(" ".join(run))
+    return windows or [text]
+
+
 # --- abstention signals ------------------------------------------------------------------------
 
 
@@ -278,7 +347,9 @@ def rank_mean(rows: list[dict[str, float]]) -> list[float]:
 # --- the report --------------------------------------------------------------------------------
 
 
-def report(gathered: Gathered, pool: int) -> dict[str, Any]:
+def report(
+    gathered: Gathered, pool: int, rescores: dict[str, dict[int, dict[str, float]]]
+) -> dict[str, Any]:
     pooled = gathered.pooled
     answerable = [p for p in pooled if p.question.answerable]
     out: dict[str, Any] = {"questions": len(answerable), "seconds": round(gathered.seconds, 1)}
@@ -303,6 +374,18 @@ def report(gathered: Gathered, pool: int) -> dict[str, Any]:
         name: mean_of([figures(p, replayed(p, at, mix=mix)) for p in answerable])
         for name, mix in mixes.items()
     }
+    for how, logits in rescores.items():
+        label = {
+            "whole": "logit of the whole turn (512 tokens)",
+            "windows": "logit of the best window of sentences (64 tokens)",
+        }[how]
+        out["mixes"][label] = mean_of(
+            [
+                figures(p, replayed(p, at, mix=lambda c, a, b, n=n, by=logits: by[n][c.version_id]))
+                for n, p in enumerate(pooled)
+                if p.question.answerable
+            ]
+        )
     out["reaches"] = {
         f"agreed top {ranks}, gap {hours:g} h, {'rerank ' + str(at) if size else 'no rerank'}": (
             mean_of(
@@ -351,7 +434,7 @@ def print_report(name: str, out: dict[str, Any]) -> None:
     print(" first stage recall_all@k (the ceiling of a rerank over k)")
     for k, value in out["first-stage recall_all@k"].items():
         print(f"  @{k:<51} {value:.3f}")
-    print(" the cross-encoder mixed with the first stage")
+    print(" the pool of 30 ordered otherwise: mixed with the first stage, or read otherwise")
     for label, row in out["mixes"].items():
         line(label, row)
     print(" newer above older: its reach")
@@ -374,15 +457,25 @@ def main() -> int:
     parser.add_argument("--pool", type=int, default=max(POOLS), help="candidates reranked")
     parser.add_argument("--limit", type=int, default=None, metavar="N", help="stores")
     parser.add_argument("--dir", type=Path, default=None, help="where temporary dirs go")
+    parser.add_argument(
+        "--rescore",
+        default="",
+        help="also read the pool otherwise: whole (512 tokens), windows (sentences), or both",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
+    ways = [w for w in args.rescore.split(",") if w]
+    if any(w not in ("whole", "windows") for w in ways):
+        parser.error("--rescore takes whole, windows or whole,windows")
     if args.dataset == "locomo":
         haystacks = retrieval.load_locomo(args.data, args.limit)
     else:
         haystacks = retrieval.load_longmemeval(args.data, None)[: args.limit]
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="mnemolog-headroom-") as scratch:
         gathered = gather(haystacks, args.tier, args.pool, Path(scratch))
-    out = report(gathered, args.pool)
+    cache = Settings().model_cache
+    rescores = {how: rescored(gathered.pooled, cache, how) for how in ways}
+    out = report(gathered, args.pool, rescores)
     name = f"{args.dataset}, {args.tier} tier, pool {args.pool}"
     if args.json:
         print(json.dumps({"run": name, **out}, default=str))
