@@ -362,6 +362,19 @@ def report(
     out["first-stage recall_all@k"] = {
         k: sum(ceiling(p, k) for p in answerable) / len(answerable) for k in CEILINGS
     }
+    at = min(PRODUCT_POOL, pool)
+    by_category: dict[str, list[Pooled]] = defaultdict(list)
+    for p in answerable:
+        by_category[p.question.category].append(p)
+    out["categories"] = {
+        category: {
+            "n": len(ps),
+            "no rerank": mean_of([figures(p, replayed(p, 0)) for p in ps])["recall_all@5"],
+            f"rerank {at}": mean_of([figures(p, replayed(p, at)) for p in ps])["recall_all@5"],
+            f"first stage @{at}": sum(ceiling(p, at) for p in ps) / len(ps),
+        }
+        for category, ps in sorted(by_category.items())
+    }
     mixes: dict[str, Mix] = {
         "logit only (the product)": lambda c, a, b: c.rerank_score or 0.0,
         "RRF of both ranks, k 8, first stage 0.25": lambda c, a, b: 1 / (8 + a) + 0.25 / (8 + b),
@@ -369,7 +382,6 @@ def report(
         "logit - 0.5 log(fused rank)": lambda c, a, b: (c.rerank_score or 0.0) - 0.5 * math.log(b),
         "logit - 2 log(fused rank)": lambda c, a, b: (c.rerank_score or 0.0) - 2 * math.log(b),
     }
-    at = min(PRODUCT_POOL, pool)
     out["mixes"] = {
         name: mean_of([figures(p, replayed(p, at, mix=mix)) for p in answerable])
         for name, mix in mixes.items()
@@ -434,6 +446,10 @@ def print_report(name: str, out: dict[str, Any]) -> None:
     print(" first stage recall_all@k (the ceiling of a rerank over k)")
     for k, value in out["first-stage recall_all@k"].items():
         print(f"  @{k:<51} {value:.3f}")
+    print(" recall_all@5 per category, and the first stage's at the product's pool")
+    for category, row in out["categories"].items():
+        cells = "  ".join(f"{k} {v:.3f}" for k, v in row.items() if k != "n")
+        print(f"  {category:<30} n={row['n']:<4}  {cells}")
     print(" the pool of 30 ordered otherwise: mixed with the first stage, or read otherwise")
     for label, row in out["mixes"].items():
         line(label, row)
