@@ -21,7 +21,7 @@ from ..projections.fulltext import FullTextIndex
 from ..projections.memories import MemoryProjection
 from ..projections.readmodels import ReadModels
 from ..projections.runner import ProjectionRunner
-from ..projections.snapshots import nearest_snapshot
+from ..projections.snapshots import snapshot_files
 from ..projections.trust_rows import TrustParams
 from .quarantine import hidden_rows
 from .recall import Recall
@@ -172,9 +172,13 @@ class MemoriesAt:
     ) -> None:
         self.folder = new_scratch(scratch)
         self.path = self.folder / "memories.sqlite3"
-        if snapshot is not None:
-            shutil.copyfile(snapshot, self.path)
-        self.memories = MemoryProjection(self.path, sealer)
+        try:
+            if snapshot is not None:
+                shutil.copyfile(snapshot, self.path)
+            self.memories = MemoryProjection(self.path, sealer)
+        except BaseException:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
         self.started_from = self.memories.last_seq()
         ProjectionRunner(log, [self.memories]).sync_to(seq)
 
@@ -182,9 +186,17 @@ class MemoriesAt:
     def nearest(
         cls, log: EventLog, sealer: Sealer, scratch: Path, seq: int, snapshots: Path
     ) -> MemoriesAt:
-        """At ``seq``, folded from the newest snapshot in ``snapshots`` at or before it."""
-        found = nearest_snapshot(snapshots, seq)
-        return cls(log, sealer, scratch, seq, None if found is None else found[1])
+        """At ``seq``, folded from the newest snapshot in ``snapshots`` at or before it.
+
+        A running server prunes old snapshots as it takes new ones, so a snapshot listed here
+        may be gone when it is copied: the next older one is tried, then the first record."""
+        before = [path for taken, path in snapshot_files(snapshots) if taken <= seq]
+        for path in reversed(before):
+            try:
+                return cls(log, sealer, scratch, seq, path)
+            except FileNotFoundError:
+                continue
+        return cls(log, sealer, scratch, seq)
 
     def close(self) -> None:
         try:

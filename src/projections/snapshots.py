@@ -48,12 +48,6 @@ def snapshot_files(directory: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def nearest_snapshot(directory: Path, seq: int) -> tuple[int, Path] | None:
-    """The newest snapshot taken at or before ``seq``."""
-    before = [(s, p) for s, p in snapshot_files(directory) if s <= seq]
-    return before[-1] if before else None
-
-
 class Snapshots:
     name = "snapshots"
 
@@ -118,9 +112,13 @@ class Snapshots:
             self._position_file.unlink(missing_ok=True)
             self._seen = self._persisted = self._newest = 0
 
-    def close(self) -> None:
+    def wait_idle(self) -> None:
+        """Return once no copy is being taken (none starts until the next record applies)."""
         if self._taker is not None:
             self._taker.join()
+
+    def close(self) -> None:
+        self.wait_idle()
         if self._seen != self._persisted:
             self._persist()
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from mnemolog.eventlog import Actor
 from mnemolog.eventlog.scratch import scratch_root
-from mnemolog.memory import NewMemory
+from mnemolog.memory import NewMemory, WriteOutcome, world
 from mnemolog.memory.world import MemoriesAt
-from mnemolog.projections.snapshots import nearest_snapshot, snapshot_files
+from mnemolog.projections.snapshots import DEFAULT_KEEP, snapshot_files
 from mnemolog.replay.believed import believed
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
@@ -26,35 +28,91 @@ def wait_for_snapshots(folder: Path, count: int) -> list[tuple[int, Path]]:
     return found
 
 
+def write_batches(runtime: Runtime, batches: int) -> list[WriteOutcome]:
+    """Four facts a batch; each batch waits for the copy it set off, so the snapshots taken
+    (and pruned) are the same on every run."""
+    written: list[WriteOutcome] = []
+    for batch in range(batches):
+        items = [
+            NewMemory(content=f"Fact {batch}-{i}: Ada's locker code is {batch}{i}7")
+            for i in range(4)
+        ]
+        written += runtime.core.writes.write(f"c{batch % 2}", items, ACTOR)
+        runtime.core.snapshots.wait_idle()
+    return written
+
+
+def newest_at_or_before(folder: Path, seq: int) -> int:
+    return max(taken for taken, _ in snapshot_files(folder) if taken <= seq)
+
+
 def test_a_replay_from_a_snapshot_equals_one_from_the_first_record(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     runtime = Runtime(Settings(data_dir=data_dir, embedder="quality", snapshot_every=8))
     try:
-        written = []
-        for batch in range(6):
-            items = [
-                NewMemory(content=f"Fact {batch}-{i}: Ada's locker code is {batch}{i}7")
-                for i in range(4)
-            ]
-            written += runtime.core.writes.write(f"c{batch % 2}", items, ACTOR)
+        written = write_batches(runtime, 6)
         runtime.core.chains.forget(written[3].memory_id, "wrong", ACTOR)
-        snapshots = wait_for_snapshots(data_dir / "snapshots", 2)
+        snapshots = snapshot_files(data_dir / "snapshots")
+        assert len(snapshots) == DEFAULT_KEEP  # older ones were pruned
         head = runtime.log.head().seq
         middle = snapshots[0][0] + 3
         for seq in (middle, head):
-            snapshot = nearest_snapshot(data_dir / "snapshots", seq)
-            assert snapshot is not None and snapshot[0] <= seq
             states = []
-            for start in (snapshot[1], None):
-                state = MemoriesAt(runtime.log, runtime.sealer, scratch_root(data_dir), seq, start)
+            for state in (
+                MemoriesAt.nearest(
+                    runtime.log, runtime.sealer, scratch_root(data_dir), seq, data_dir / "snapshots"
+                ),
+                MemoriesAt(runtime.log, runtime.sealer, scratch_root(data_dir), seq),
+            ):
                 try:
-                    assert state.started_from == (0 if start is None else snapshot[0])
-                    states.append(believed(state.path, as_of_ns=0, seq=seq, container_tag=None))
+                    states.append(
+                        (
+                            state.started_from,
+                            believed(state.path, as_of_ns=0, seq=seq, container_tag=None),
+                        )
+                    )
                 finally:
                     state.close()
-            assert states[0] == states[1]
+            (from_snapshot, near), (from_start, far) = states
+            assert from_snapshot == newest_at_or_before(data_dir / "snapshots", seq)
+            assert from_start == 0
+            assert near == far
             chains = {o.memory_id for o in written if o.seq <= seq}
-            assert {m.id for m in states[0].memories} == chains
+            assert {m.id for m in near.memories} == chains
+    finally:
+        runtime.close()
+
+
+def test_a_snapshot_pruned_while_a_replay_starts_falls_back_to_an_older_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data_dir = tmp_path / "data"
+    runtime = Runtime(Settings(data_dir=data_dir, embedder="quality", snapshot_every=8))
+    try:
+        write_batches(runtime, 4)
+        folder = data_dir / "snapshots"
+        scratch = scratch_root(data_dir)
+        head = runtime.log.head().seq
+        listed = snapshot_files(folder)
+        # What a replay sees when a running server prunes between listing and copying: the
+        # newest listed snapshot is gone by the time it is opened.
+        gone = folder / f"memories-{listed[-1][0] + 1:012d}.sqlite3"
+        assert not gone.exists()
+        monkeypatch.setattr(world, "snapshot_files", lambda _: [*listed, (listed[-1][0] + 1, gone)])
+        state = MemoriesAt.nearest(runtime.log, runtime.sealer, scratch, head, folder)
+        try:
+            assert state.started_from == listed[-1][0]
+            assert state.memories.last_seq() == head
+        finally:
+            state.close()
+        monkeypatch.setattr(world, "snapshot_files", lambda _: [(1, gone)])
+        state = MemoriesAt.nearest(runtime.log, runtime.sealer, scratch, head, folder)
+        try:
+            assert state.started_from == 0
+            assert state.memories.last_seq() == head
+        finally:
+            state.close()
+        assert list(scratch.iterdir()) == []  # no folder left by the failed copy
     finally:
         runtime.close()
 
