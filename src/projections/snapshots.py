@@ -11,7 +11,8 @@ erase call returns (the same columns a fold from the log leaves empty once the k
 a replay from a scrubbed snapshot equals one from the first record). It records the last seq
 it applied in a small file (now and then; a stale one only means re-reading some records), so
 an erase applied by the memories projection just before a crash is scrubbed at the next boot.
-A copy that was being taken while an erase was scrubbed is thrown away, never kept.
+An erase waits for a copy being taken to finish, then scrubs it with the others; a copy taken
+across a scrub all the same (``take`` called from elsewhere) is thrown away, never kept.
 """
 
 from __future__ import annotations
@@ -177,6 +178,9 @@ class Snapshots:
             return
         if self._scratch is not None:
             clear_stale(self._scratch)
+        # A copy being taken holds the subject's text in its temporary file: let it finish and
+        # scrub it with the others, so that nothing erased is left once the erase returns.
+        self.wait_idle()
         with self._lock:
             self._erasures += 1
             for _, path in self.all():

@@ -3,8 +3,11 @@ record, and an erase reaches them before it returns."""
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,20 +15,13 @@ from mnemolog.eventlog import Actor
 from mnemolog.eventlog.scratch import scratch_root
 from mnemolog.memory import NewMemory, WriteOutcome, world
 from mnemolog.memory.world import MemoriesAt
+from mnemolog.projections import snapshots
 from mnemolog.projections.snapshots import DEFAULT_KEEP, snapshot_files
 from mnemolog.replay.believed import believed
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 
 ACTOR = Actor(agent_id="agent-snapshots", protocol="rest")
-
-
-def wait_for_snapshots(folder: Path, count: int) -> list[tuple[int, Path]]:
-    deadline = time.monotonic() + 30
-    while len(found := snapshot_files(folder)) < count:
-        assert time.monotonic() < deadline, found
-        time.sleep(0.05)
-    return found
 
 
 def write_batches(runtime: Runtime, batches: int) -> list[WriteOutcome]:
@@ -127,14 +123,76 @@ def test_an_erase_scrubs_every_snapshot_before_it_returns(tmp_path: Path) -> Non
             runtime.core.writes.write(
                 "c", [NewMemory(content=f"Filler fact number {i} about gardening")], ACTOR
             )
-        found = wait_for_snapshots(data_dir / "snapshots", 1)
+        runtime.core.snapshots.wait_idle()
+        found = snapshot_files(data_dir / "snapshots")
         assert any(secret.encode() in path.read_bytes() for _, path in found)
         runtime.core.chains.erase(target.memory_id, ACTOR)
-        leaks = [
-            p for p in data_dir.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()
-        ]
-        assert leaks == []
+        assert files_holding(data_dir, secret.encode()) == []
     finally:
         runtime.close()
-    leaks = [p for p in data_dir.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
-    assert leaks == []
+    assert files_holding(data_dir, secret.encode()) == []
+
+
+class SlowCopies:
+    """``sqlite3`` for the snapshots module, whose copies dwell before their VACUUM: a copy
+    holding the whole projection in its temporary file is then still being taken when the
+    next call comes."""
+
+    Error = sqlite3.Error
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+
+    def connect(self, *args: Any, **kwargs: Any) -> SlowConnection:
+        return SlowConnection(sqlite3.connect(*args, **kwargs), self.started)
+
+
+class SlowConnection:
+    def __init__(self, conn: sqlite3.Connection, started: threading.Event) -> None:
+        self._conn = conn
+        self._started = started
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        if sql == "VACUUM":
+            self._started.set()
+            time.sleep(0.5)
+        return self._conn.execute(sql, *args)
+
+    def backup(self, target: SlowConnection) -> None:
+        self._conn.backup(target._conn)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+def test_an_erase_reaches_a_snapshot_still_being_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data_dir = tmp_path / "data"
+    secret = "Ada's safe combination is 31-07-1982"
+    runtime = Runtime(Settings(data_dir=data_dir, embedder="quality", snapshot_every=1))
+    try:
+        target = runtime.core.writes.write("c", [NewMemory(content=secret)], ACTOR)[0]
+        runtime.core.snapshots.wait_idle()
+        slow = SlowCopies()
+        monkeypatch.setattr(snapshots, "sqlite3", slow)
+        runtime.core.writes.write("c", [NewMemory(content="A filler fact about gardening")], ACTOR)
+        assert slow.started.wait(30)  # the copy now holds the secret in memories.tmp
+        runtime.core.chains.erase(target.memory_id, ACTOR)
+        assert files_holding(data_dir, secret.encode()) == []
+    finally:
+        runtime.close()
+    assert files_holding(data_dir, secret.encode()) == []
+
+
+def files_holding(folder: Path, needle: bytes) -> list[Path]:
+    """Files under ``folder`` whose bytes hold ``needle``; one that vanishes while it is being
+    read (a snapshot pruned, a copy renamed into place) holds nothing any more."""
+    found = []
+    for path in folder.rglob("*"):
+        try:
+            if path.is_file() and needle in path.read_bytes():
+                found.append(path)
+        except FileNotFoundError:
+            continue
+    return found
