@@ -4,8 +4,8 @@ The model names the memory it corrects by its number in the last ``searchMemory`
 was shown; here that number becomes the served version's memory id, and the write names it in
 ``supersedes`` (an explicit correction, always honoured). The write runs in a worker thread,
 durably, bounded by a timeout. A refusal of the write decision (an unknown, erased or forgotten
-memory) is a ``SaveRefused`` the model is told about; any other failure a ``MemoryFailed`` with
-a reason code, as for recall.
+memory, or an agent whose trust is under the threshold) is a ``SaveRefused`` the model is told
+about; any other failure a ``MemoryFailed`` with a reason code, as for recall.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import asyncio
 import msgspec
 from starlette.concurrency import run_in_threadpool
 
-from ..errors import KeyDestroyed, MemoryForgotten, NotFound, VersionConflict
+from ..errors import AgentDistrusted, KeyDestroyed, MemoryForgotten, NotFound, VersionConflict
 from ..eventlog import Actor
 from ..memory import Core, NewMemory, WriteOutcome
 from .recall_tool import MemoryFailed
@@ -36,11 +36,12 @@ class Saved(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class SaveRefused(Exception):
-    """The write decision refused the write: nothing was written."""
+    """The write was refused: nothing was written. ``code`` is the round's reason code."""
 
-    def __init__(self, why: str) -> None:
+    def __init__(self, why: str, code: str = "save_refused") -> None:
         super().__init__(why)
         self.why = why
+        self.code = code
 
 
 class SaveTool:
@@ -94,6 +95,10 @@ class SaveTool:
         # Looked up at call time, like recall: the write decision serving now is the one used.
         try:
             (outcome,) = self._core.writes.write(container_tag, [item], actor)
+        except AgentDistrusted as exc:
+            # Not a failure of memory: the model is told, and the turn keeps its recall.
+            why = "this agent's trust is under the threshold, so it may not write to memory"
+            raise SaveRefused(why, "agent_distrusted") from exc
         except (NotFound, KeyDestroyed, MemoryForgotten, VersionConflict) as exc:
             if replaces is None:
                 raise  # not a refusal of a named memory: a failure

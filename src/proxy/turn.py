@@ -20,6 +20,7 @@ from typing import Any, Literal
 import msgspec
 from starlette.concurrency import run_in_threadpool
 
+from ..errors import AgentDistrusted
 from ..eventlog import Actor, Draft, Sealed, Sealer
 from ..eventlog.events import CaptureDecided, ContextInjected, ProxyRound, ProxyTurn
 from ..eventlog.subjects import container_subject
@@ -274,7 +275,7 @@ class Turn:
                 metadata={"source": "saveMemory", "traceId": self.turn_id},
             )
         except SaveRefused as exc:
-            return f"Not saved: {exc.why}.", None, "save_refused"
+            return f"Not saved: {exc.why}.", None, exc.code
         return save_result(done), done.outcome.version_id, None
 
     def _memory_off(self, reason: str, done: list[Injection], saved: list[str]) -> None:
@@ -318,6 +319,8 @@ class Turn:
         if self.capture is not None:
             try:
                 capture = await self.capture
+            except AgentDistrusted:  # a refusal, not a failure: nothing was appended
+                self.degraded.append("capture_refused")
             except Exception:
                 self.degraded.append("capture_failed")
         drafts = self._drafts(outcome, status, answer)
