@@ -42,6 +42,7 @@ APPENDS = 20
 NOTE_SIZE = 1000  # as in sequential_appender.py
 # A hung child fails its test instead of hanging CI (a liveness guard, not a timing check).
 CHILD_TIMEOUT = 60.0
+CHECKS_PER_CHILD = 10
 STRACE = shutil.which("strace")
 needs_strace = pytest.mark.skipif(
     STRACE is None, reason="strace is not on PATH (CI installs the Debian package `strace`)"
@@ -261,39 +262,51 @@ def _damaged_copy_checks(
     damages: list[tuple[str, Callable[[Path], None]]],
     context: str,
 ) -> list[str]:
-    """Damage a copy of the template per entry and check each in a child; the verdicts.
+    """Damage a copy of the template per entry and check them in children; the verdicts.
 
-    Two checks run at a time (this is a 2-core machine). The first failure, in entry order, is
-    raised and the checks not yet started are dropped.
+    A child checks ``CHECKS_PER_CHILD`` copies one after the other (an interpreter's start
+    costs more than a check), printing a line per copy, so a child killed by a copy names it.
+    Two children run at a time (this is a 2-core machine). The first failure, in entry order,
+    is raised and the checks not yet started are dropped.
     """
 
-    def check(index: int, what: str, damage: Callable[[Path], None]) -> str:
-        log_dir = work / f"case-{index}" / "log"
-        shutil.copytree(template.log_dir, log_dir)
-        damage(log_dir / "data.mdb")
+    def check(first: int, group: list[tuple[str, Callable[[Path], None]]]) -> list[str]:
+        log_dirs = []
+        for index, (_, damage) in enumerate(group, first):
+            log_dir = work / f"case-{index}" / "log"
+            shutil.copytree(template.log_dir, log_dir)
+            damage(log_dir / "data.mdb")
+            log_dirs.append(log_dir)
         proc = subprocess.run(
-            [sys.executable, str(CHECKER), str(log_dir)],
+            [sys.executable, str(CHECKER), *map(str, log_dirs)],
             capture_output=True,
             text=True,
             timeout=CHILD_TIMEOUT,
         )
-        where = f"{context}, {what}"
-        died = signal.Signals(-proc.returncode).name if proc.returncode < 0 else None
-        assert died is None, f"{where}: the checker was killed by {died}\n{proc.stderr}"
-        assert proc.returncode == 0, f"{where}: the checker failed:\n{proc.stderr}"
-        out = json.loads(proc.stdout)
-        if out["verify_ok"]:
-            assert out.get("digests") == template.digests, (
-                f"{where}: verify_log passed but the log reads back differently: "
-                f"{out.get('error') or 'other records'}"
-            )
-        shutil.rmtree(log_dir.parent)  # only failing cases are kept for a look
-        return "harmless" if out["verify_ok"] else "detected"
+        lines = proc.stdout.splitlines()
+        verdicts = []
+        for (what, _), log_dir, line in zip(group, log_dirs, [*lines, None], strict=False):
+            where = f"{context}, {what}"
+            if line is None:  # the child ended before printing this copy's line
+                died = signal.Signals(-proc.returncode).name if proc.returncode < 0 else None
+                assert died is None, f"{where}: the checker was killed by {died}\n{proc.stderr}"
+                raise AssertionError(f"{where}: the checker failed:\n{proc.stderr}")
+            out = json.loads(line)
+            if out["verify_ok"]:
+                assert out.get("digests") == template.digests, (
+                    f"{where}: verify_log passed but the log reads back differently: "
+                    f"{out.get('error') or 'other records'}"
+                )
+            shutil.rmtree(log_dir.parent)  # only failing cases are kept for a look
+            verdicts.append("harmless" if out["verify_ok"] else "detected")
+        assert proc.returncode == 0, f"{context}: the checker failed:\n{proc.stderr}"
+        return verdicts
 
+    groups = range(0, len(damages), CHECKS_PER_CHILD)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = [pool.submit(check, i, what, damage) for i, (what, damage) in enumerate(damages)]
+        futures = [pool.submit(check, i, damages[i : i + CHECKS_PER_CHILD]) for i in groups]
         try:
-            return [future.result() for future in futures]
+            return [verdict for future in futures for verdict in future.result()]
         finally:
             for future in futures:
                 future.cancel()

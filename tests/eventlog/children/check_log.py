@@ -1,10 +1,12 @@
 """Child of ``test_faults``: check a possibly damaged log the way an operator would.
 
-Usage: ``check_log.py LOG_DIR``. Runs ``verify_log``; if it reports the log intact, reads every
-record through a fresh ``LmdbEventLog``. Prints one JSON line: ``verify_ok``, ``reason``, and
-either ``digests`` (every record's digest, in seq order) or ``error`` (the ``MnemologError``
-code reading raised). It runs in its own process because damaged LMDB files have been known to
-kill their reader with SIGBUS or SIGSEGV: the parent asserts that never happens.
+Usage: ``check_log.py LOG_DIR [LOG_DIR ...]``. For each log in turn: runs ``verify_log``; if it
+reports the log intact, reads every record through a fresh ``LmdbEventLog``. Prints one JSON
+line per log, flushed before the next is opened: ``verify_ok``, ``reason``, and either
+``digests`` (every record's digest, in seq order) or ``error`` (the ``MnemologError`` code
+reading raised). It runs in its own process because damaged LMDB files have been known to kill
+their reader with SIGBUS or SIGSEGV: the parent asserts that never happens, and if it did, the
+log that killed it is the one after the last line printed.
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ from mnemolog.eventlog import LmdbEventLog, verify_log
 
 
 def main() -> None:
-    log_dir = Path(sys.argv[1])
+    for arg in sys.argv[1:]:
+        check(Path(arg))
+
+
+def check(log_dir: Path) -> None:
     report = verify_log(log_dir)
     out: dict[str, object] = {"verify_ok": report.ok, "reason": report.reason}
     if report.ok:
