@@ -13,6 +13,8 @@ reproducible as the log and ``GET /agents/{id}`` lists the events that moved it:
   own earlier rate; once per window.
 - ``forgotten`` / ``erased`` (-): the user or another agent forgot or erased a chain whose
   latest version it wrote; once per chain, weighted by the remover's trust.
+- ``restored`` (+): someone other than its writer restored a chain whose forget had signalled
+  against the writer: the forget's weight is given back, and a later forget counts again.
 - ``feedback`` (+/-): an ``agent.signal`` event, as it states.
 
 It also keeps, per version, its writer, its sources (the agents it derives from: a
@@ -35,6 +37,7 @@ from ..eventlog.events import (
     AgentSignal,
     CaptureDecided,
     ChainForgotten,
+    ChainRestored,
     ContextInjected,
     MemoryDeduplicated,
     MemoryEdited,
@@ -66,7 +69,7 @@ _AGENT_COLUMNS = (
 class TrustProjection(SqliteProjection):
     name = "trust"
     schema = SCHEMA
-    schema_version = 1
+    schema_version = 2  # 2: restores take a forget's signal back
     folds = (
         MemoryWritten,
         MemorySuperseded,
@@ -77,6 +80,7 @@ class TrustProjection(SqliteProjection):
         MemoryFlagged,
         RecallUsed,
         ChainForgotten,
+        ChainRestored,
         SubjectErased,
         CaptureDecided,
         ContextInjected,
@@ -160,6 +164,8 @@ class TrustProjection(SqliteProjection):
                 self._used(actor, e.memory_ids, e.version_ids, seq, ts)
             case ChainForgotten() as e:
                 self._removed(actor, e.memory_id, "forgotten", seq, ts)
+            case ChainRestored() as e:
+                self._restored(actor, e.memory_id, seq, ts)
             case SubjectErased() as e:
                 if e.scope == "memory" and e.memory_id is not None:
                     self._removed(actor, e.memory_id, "erased", seq, ts)
@@ -289,6 +295,20 @@ class TrustProjection(SqliteProjection):
             return
         weight = -self.params.removed * self._trust_now(remover)
         self._signal(row[0], kind, weight, seq, ts, remover, memory_id, latest)
+
+    def _restored(self, restorer: str, memory_id: str, seq: int, ts: int) -> None:
+        """Take back the signal of the forget a restore undoes (not the writer's own restore:
+        an agent may not win back what another's forget cost it)."""
+        row = self._conn.execute(
+            "SELECT agent_id, kind, weight, version_id FROM trust_signals"
+            " WHERE memory_id = ? AND kind IN ('forgotten', 'restored')"
+            " ORDER BY id DESC LIMIT 1",
+            (memory_id,),
+        ).fetchone()
+        if row is None or row[1] != "forgotten" or row[0] == restorer:
+            return
+        self._conn.execute("DELETE FROM trust_once WHERE what = ?", (f"removed|{memory_id}",))
+        self._signal(row[0], "restored", -row[2], seq, ts, restorer, memory_id, row[3])
 
     def _saved_in_turn(self, agent: str, turn: ProxyTurn) -> None:
         """A fact the model saved in a turn derives from what the turn showed it."""

@@ -152,3 +152,39 @@ def test_contradicting_an_established_fact_and_removals_are_negative(runtime: Ru
     core.chains.forget(own.memory_id, "wrong", USER)
     assert core.trust.trust_of("rival") < before
     assert core.trust.signals("rival", limit=1)[0].kind == "forgotten"
+
+
+def test_a_restore_by_someone_else_gives_the_forgets_signal_back(runtime: Runtime) -> None:
+    core = runtime.core
+    writer = Actor(agent_id="writer", protocol="rest")
+    other = Actor(agent_id="other", protocol="rest")
+    (fact,) = core.writes.write("home", [NewMemory(content="Sam's bike is red")], writer)
+    core.chains.forget(fact.memory_id, "wrong", USER)
+    (forgotten,) = core.trust.signals("writer", limit=1)
+    assert forgotten.kind == "forgotten" and forgotten.weight < 0
+
+    core.chains.restore(fact.memory_id, USER)  # the user takes the forget back
+    (restored, _) = core.trust.signals("writer", limit=2)
+    assert restored.kind == "restored" and restored.weight == -forgotten.weight
+    assert restored.by_agent == "local" and restored.memory_id == fact.memory_id
+
+    # A later forget counts again; the writer restoring its own chain wins nothing back.
+    core.chains.forget(fact.memory_id, "wrong again", other)
+    assert core.trust.signals("writer", limit=1)[0].kind == "forgotten"
+    signals = core.trust.score("writer").signals
+    core.chains.restore(fact.memory_id, writer)
+    assert core.trust.score("writer").signals == signals
+    assert core.trust.signals("writer", limit=1)[0].kind == "forgotten"
+
+    # Folded again from the log (its file gone), the same signals.
+    kept = [(s.seq, s.kind, s.weight) for s in core.trust.signals("writer", limit=10)]
+    data_dir = runtime.settings.data_dir
+    runtime.close()
+    (folded,) = data_dir.rglob("trust.sqlite3")
+    folded.unlink()
+    again = Runtime(Settings(data_dir=data_dir, embedder="fast"))
+    try:
+        signals_again = again.core.trust.signals("writer", limit=10)
+        assert [(s.seq, s.kind, s.weight) for s in signals_again] == kept
+    finally:
+        again.close()
