@@ -4,9 +4,10 @@ hit, a recall trace and a profile alike, field for field (``tests/mcp/test_parit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from .clock import iso
+from .errors import NotFound
 from .memory import (
     Carried,
     ChainView,
@@ -47,14 +48,32 @@ def version_json(row: VersionRow, *, windows: bool) -> dict[str, object]:
     return body
 
 
+def chain_body(core: Core, memory_id: str) -> dict[str, object]:
+    """``GET /memories/{id}`` and the MCP ``get_memory`` tool: the chain as the store has it
+    now (``NotFound`` if there is none)."""
+    memories = core.memories
+    chain = memories.chain(memory_id)
+    if chain is None:
+        raise NotFound(f"no memory {memory_id!r}")
+    return chain_json(
+        chain,
+        memories.links_of(memory_id),
+        split_from=memories.split_from(memory_id),
+        split_into=memories.split_into(memory_id),
+        quarantined=core.quarantine.agents(),
+    )
+
+
 def chain_json(
     chain: ChainView,
     links: Sequence[LinkRow] = (),
     split_from: SplitRow | None = None,
     split_into: Sequence[SplitRow] = (),
+    quarantined: Collection[str] = (),
 ) -> dict[str, object]:
     """A chain with its versions and windows, the memories it may update or be updated by, and
-    its splits (the version it was split from, the chains split from its versions)."""
+    its splits (the version it was split from, the chains split from its versions). A version
+    whose author is in ``quarantined`` says so: search and lists hide it, and it is kept."""
     return {
         "id": chain.memory_id,
         "containerTag": chain.container_tag,
@@ -64,7 +83,10 @@ def chain_json(
         "forgottenAt": iso(chain.forgotten_at),
         "forgottenReason": chain.forgotten_reason,
         "erased": chain.erased,
-        "versions": [version_json(v, windows=True) for v in chain.versions],
+        "versions": [
+            {**version_json(v, windows=True), "quarantined": v.agent_id in quarantined}
+            for v in chain.versions
+        ],
         "possiblyUpdates": [
             _link_json(link, link.target_memory_id)
             for link in links

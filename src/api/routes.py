@@ -18,7 +18,7 @@ from ..eventlog import Actor
 from ..memory import NewMemory, RecallRequest
 from ..memory.agents import caller_in
 from ..runtime import Runtime
-from ..views import chain_json, hit_json, outcome_json, profile_json, version_json
+from ..views import chain_body, hit_json, outcome_json, profile_json, version_json
 from ..web.request_body import decode_json, read_body, read_json
 from .hot import Reply
 from .models import (
@@ -57,18 +57,7 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         return caller.actor("rest")
 
     def chain_response(memory_id: str) -> JSONResponse:
-        chain = core.memories.chain(memory_id)
-        if chain is None:
-            raise NotFound(f"no memory {memory_id!r}")
-        memories = core.memories
-        return JSONResponse(
-            chain_json(
-                chain,
-                memories.links_of(memory_id),
-                split_from=memories.split_from(memory_id),
-                split_into=memories.split_into(memory_id),
-            )
-        )
+        return JSONResponse(chain_body(core, memory_id))
 
     @router.post("/memories")
     async def write_memories(request: Request) -> Response:

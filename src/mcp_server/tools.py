@@ -18,7 +18,7 @@ from ..eventlog import Draft
 from ..eventlog.events import RecallUsed
 from ..memory import Caller, Core, NewMemory, RecallRequest, Trace, VersionRow
 from ..memory.agents import LOCAL
-from ..views import chain_json, hit_json, outcome_json, profile_json, trace_json, version_json
+from ..views import chain_body, hit_json, outcome_json, profile_json, trace_json, version_json
 from .arguments import (
     AddArgs,
     ForgetArgs,
@@ -216,16 +216,7 @@ class MemoryTools:
         return {"traceId": trace.recall_id, "used": ids, "seq": appended.seqs[-1]}
 
     def _chain(self, memory_id: str) -> Body:
-        memories = self._core.memories
-        chain = memories.chain(memory_id)
-        if chain is None:
-            raise NotFound(f"no memory {memory_id!r}")
-        return chain_json(
-            chain,
-            memories.links_of(memory_id),
-            split_from=memories.split_from(memory_id),
-            split_into=memories.split_into(memory_id),
-        )
+        return chain_body(self._core, memory_id)
 
     def _trace(self, trace_id: str, caller: Caller) -> Trace:
         self._core.recall.settle()  # a search answered ahead of its commit is readable now

@@ -167,9 +167,17 @@ def test_a_quarantine_hides_the_agents_memories_and_keeps_them(
         kept = helper.get(f"/memories/{attack.planted[1]}").json()
         assert kept["versions"][0]["content"] == "Ada's bank is evil-bank.example"
         assert store.digest() == attack.after
+        # Each version says whether its author is quarantined: the helper's first one of the
+        # chain mallory superseded is served, mallory's correction of it is hidden.
+        assert [v["quarantined"] for v in kept["versions"]] == [True]
+        city = helper.get(f"/memories/{attack.city}").json()["versions"]
+        authors = [(v["provenance"]["agentId"], v["quarantined"]) for v in city]
+        assert authors == [("helper", False), ("mallory", True)]
 
         released = boss.delete("/agents/mallory/quarantine")
         assert released.status_code == 200 and not released.json()["quarantined"]
+        city = helper.get(f"/memories/{attack.city}").json()["versions"]
+        assert [v["quarantined"] for v in city] == [False, False]
         assert "Ada's bank is evil-bank.example" in served(helper, "Ada bank")
         again = boss.delete("/agents/mallory/quarantine")
         assert again.status_code == 404 and again.json()["error"]["code"] == "not_found"
