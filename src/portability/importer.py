@@ -30,11 +30,13 @@ from ..eventlog.events import (
     Evidence,
     ImportedChain,
     ImportOrigin,
+    MemoryFlagged,
     MemoryImported,
     MemoryLinked,
 )
 from ..eventlog.subjects import container_subject, document_subject, memory_subject
 from ..memory import Chains, DocumentProjection, Ingest, MemoryProjection
+from ..memory.poisoning import DETECTOR, detect
 from .format import (
     BadItem,
     Chain,
@@ -65,6 +67,7 @@ class ItemResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit
     versions: int | None = None
     reason: str | None = None  # a stable code: exists, already_imported, erased, invalid...
     message: str | None = None
+    flagged: int = 0  # versions the poisoning detector flagged (kept, as every write is)
 
 
 class ImportReport(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -227,7 +230,8 @@ class Importer:
 
             def build(ids: Sequence[str], plans: list[_Planned] = plans) -> list[list[AnyEvent]]:
                 built = [self._events(p, i) for p, i in zip(plans, ids, strict=True)]
-                return self._with_splits(plans, built)
+                linked = self._with_splits(plans, built)
+                return [_screened(p, e) for p, e in zip(plans, linked, strict=True)]
 
             outcomes = self._ingest.import_chains(container_tag, len(plans), build, actor)
             for plan, outcome in zip(plans, outcomes, strict=True):
@@ -241,14 +245,16 @@ class Importer:
                         message=str(outcome),
                     )
                     continue
-                event = outcome.records[0].record.event
+                events = [r.record.event for r in outcome.records]
+                event = events[0]
                 assert isinstance(event, MemoryImported)
                 results[plan.index] = ItemResult(
                     index=plan.index,
                     status="imported",
                     source_id=source,
                     id=event.memory_id,
-                    versions=len(outcome.records),
+                    versions=sum(isinstance(e, MemoryImported) for e in events),
+                    flagged=sum(isinstance(e, MemoryFlagged) for e in events),
                 )
 
     def _write_links(
@@ -424,6 +430,27 @@ class Importer:
             return result("skipped", "already_imported" if same else "exists")
         self._chains.set_profile(tag, profile.static, profile.dynamic, actor)
         return result("imported")
+
+
+def _screened(plan: _Planned, events: list[AnyEvent]) -> list[AnyEvent]:
+    """An imported chain's events with the poisoning detector's verdict after each version it
+    flags, as a write records it: the text is kept, recall shows the flag, trust counts it."""
+    out: list[AnyEvent] = []
+    for version, event in zip(plan.checked.chain.versions, events, strict=True):
+        assert isinstance(event, MemoryImported)
+        out.append(event)
+        verdict = detect(version.content)
+        if verdict.flagged:
+            out.append(
+                MemoryFlagged(
+                    memory_id=event.memory_id,
+                    version_id=event.version_id,
+                    container_tag=event.container_tag,
+                    reasons=verdict.reasons,
+                    detector=DETECTOR,
+                )
+            )
+    return out
 
 
 def _first_row(memories: MemoryProjection, memory_id: str) -> int | None:
