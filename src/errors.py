@@ -10,6 +10,7 @@
     │   ├── MemoryForgotten           a write names a forgotten memory to correct (409)
     │   ├── NothingToSplit            a split of a current version, or of one split already (409)
     │   ├── RollbackAlreadyUndone     an undo of a rollback undone already (409)
+    │   ├── LastLiveKey               a revocation over HTTP that would open the door (409)
     │   └── IdempotencyConflict       same idempotency key, different payload (409)
     ├── RequestRefused                the request came through the wrong door: nothing ran (403)
     │   ├── MisdirectedHost           a Host the server does not answer to (421)
@@ -86,6 +87,13 @@ class RollbackAlreadyUndone(InvalidInput):
 
 class MemoryForgotten(InvalidInput):
     code = "memory_forgotten"
+
+
+class LastLiveKey(InvalidInput):
+    """Revoking the last live key would leave loopback callers in unkeyed: that is done with
+    ``mnemolog keys revoke``, with the server stopped, on purpose."""
+
+    code = "last_live_key"
 
 
 class IdempotencyConflict(InvalidInput):

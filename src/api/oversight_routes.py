@@ -1,5 +1,6 @@
-"""Quarantine and rollback of agents, and the memories digest: the user's (or an admin
-key's) oversight of what the agents wrote. Each change is one call and one append."""
+"""Quarantine and rollback of agents, live key revocation, and the memories digest: the user's
+(or an admin key's) oversight of what the agents wrote. Each change is one call and one
+append."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from .models import Tag
 
 AgentId = Annotated[str, Path(min_length=1, max_length=64)]
 RollbackId = Annotated[str, Path(min_length=1, max_length=64)]
+KeyId = Annotated[str, Path(min_length=1, max_length=64)]
 Reason = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 
 
@@ -88,6 +90,16 @@ def oversight_routes(runtime: Runtime) -> APIRouter:
         actor = admin(request)
         seq = await run_in_threadpool(core.quarantine.release, agent_id, actor)
         return JSONResponse({**quarantine_json(agent_id), "seq": seq})
+
+    @router.delete("/agents/{agent_id}/keys/{key_id}")
+    async def revoke_key(agent_id: AgentId, key_id: KeyId, request: Request) -> JSONResponse:
+        """Revoke one of the agent's keys while the server runs: the next request with it is
+        a 401. Never the last live key (409 ``last_live_key``)."""
+        actor = admin(request)
+        seq = await run_in_threadpool(
+            lambda: core.agents.revoke(key_id, actor, agent_id=agent_id, keep_one=True)
+        )
+        return JSONResponse({"keyId": key_id, "agentId": agent_id, "revoked": True, "seq": seq})
 
     @router.post("/agents/{agent_id}/rollback")
     async def rollback(agent_id: AgentId, request: Request) -> JSONResponse:

@@ -15,12 +15,13 @@ import hashlib
 import hmac
 import re
 import secrets
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
 
-from ..errors import AdminRequired, ContainerForbidden, InvalidInput, NotFound
+from ..errors import AdminRequired, ContainerForbidden, InvalidInput, LastLiveKey, NotFound
 from ..eventlog import Actor, Draft
 from ..eventlog.events import AgentKeyAdded, AgentKeyRevoked, Protocol
 from ..projections.agents import AgentProjection, KeyRow
@@ -101,6 +102,7 @@ class Agents:
     def __init__(self, *, recorder: Recorder, projection: AgentProjection) -> None:
         self._recorder = recorder
         self._projection = projection
+        self._revoking = threading.Lock()
 
     @property
     def required(self) -> bool:
@@ -130,10 +132,22 @@ class Agents:
             seq=seq,
         )
 
-    def revoke(self, key_id: str, actor: Actor) -> int:
-        if self._projection.live(key_id) is None:
-            raise NotFound(f"no live key {key_id!r}")
-        return self._recorder.record([Draft(actor, AgentKeyRevoked(key_id=key_id))]).seqs[0]
+    def revoke(
+        self, key_id: str, actor: Actor, *, agent_id: str | None = None, keep_one: bool = False
+    ) -> int:
+        """Revoke a live key (of ``agent_id``, when given); with ``keep_one``, never the last
+        live one, whose revocation would open the door to unkeyed loopback callers."""
+        with self._revoking:  # two revocations may not both pass the last-key check
+            key = self._projection.live(key_id)
+            if key is None or agent_id not in (None, key.agent_id):
+                owner = f" of agent {agent_id!r}" if agent_id else ""
+                raise NotFound(f"no live key {key_id!r}{owner}")
+            if keep_one and self._projection.live_count() == 1:
+                raise LastLiveKey(
+                    f"{key_id!r} is the last live key: without it, loopback callers need none"
+                    " (revoke it with `mnemolog keys revoke`, the server stopped)"
+                )
+            return self._recorder.record([Draft(actor, AgentKeyRevoked(key_id=key_id))]).seqs[0]
 
     def keys(self) -> list[KeyRow]:
         return self._projection.keys()

@@ -95,6 +95,10 @@ class AgentProjection(SqliteProjection):
         with self._live_lock:
             return self._live.get(key_id)
 
+    def live_count(self) -> int:
+        with self._live_lock:
+            return len(self._live)
+
     def any_live(self) -> bool:
         """Whether any key opens the door (then every request needs one)."""
         with self._live_lock:

@@ -35,8 +35,10 @@ class Store:
         return seq
 
 
-def add_key(data_dir: Path, agent: str, *containers: str) -> str:
+def add_key(data_dir: Path, agent: str, *containers: str, admin: bool = False) -> str:
     args = [MNEMOLOG, "keys", "add", agent, "--data-dir", str(data_dir)]
+    if admin:
+        args.append("--admin")
     for tag in containers:
         args += ["--container", tag]
     done = subprocess.run(args, capture_output=True, text=True, env=ENV, check=True)
@@ -280,3 +282,64 @@ def test_a_server_on_another_address_without_keys_refuses_to_start(tmp_path: Pat
     )
     assert done.returncode == 2, done.stderr
     assert "no API key" in done.stderr
+
+
+def test_an_admin_revokes_a_key_while_the_server_runs_but_never_the_last(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    tokens = {
+        "boss": add_key(data_dir, "boss", admin=True),
+        "dave": add_key(data_dir, "dave"),
+        "erin": add_key(data_dir, "erin", "e1"),
+    }
+    key_id = {agent: token.split("_")[1] for agent, token in tokens.items()}
+    port = free_port()
+    proc = subprocess.Popen(
+        [MNEMOLOG, "serve", "--data-dir", str(data_dir), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+    )
+    try:
+        everyone = {**tokens, "admin": tokens["boss"]}  # Store.head asks as "admin"
+        store = Store(f"http://127.0.0.1:{port}", data_dir, everyone, tmp_path)
+        wait_healthy(store.base_url, proc)
+        with store.client("boss") as boss, store.client("dave") as dave:
+            assert dave.get("/memories").status_code == 200
+            before = store.head()
+            with store.client("erin") as erin:
+                refused = erin.delete(f"/agents/dave/keys/{key_id['dave']}")
+            assert (refused.status_code, refused.json()["error"]["code"]) == (403, "admin_required")
+            for path in (
+                f"/agents/erin/keys/{key_id['dave']}",  # not erin's key
+                "/agents/dave/keys/0123456789abcdef",  # no such key
+            ):
+                missing = boss.delete(path)
+                assert (missing.status_code, missing.json()["error"]["code"]) == (404, "not_found")
+            assert store.head() == before
+
+            revoked = boss.delete(f"/agents/dave/keys/{key_id['dave']}")
+            assert revoked.status_code == 200, revoked.text
+            assert revoked.json() == {
+                "keyId": key_id["dave"],
+                "agentId": "dave",
+                "revoked": True,
+                "seq": before + 1,
+            }
+            gone = dave.get("/memories")  # at once: no restart
+            assert (gone.status_code, gone.json()["error"]["code"]) == (401, "unauthorized")
+            again = boss.delete(f"/agents/dave/keys/{key_id['dave']}")
+            assert again.status_code == 404
+            listed = boss.get("/agents/dave").json()["keys"]
+            assert [k["live"] for k in listed] == [False]
+
+            assert boss.delete(f"/agents/erin/keys/{key_id['erin']}").status_code == 200
+            head = store.head()
+            last = boss.delete(f"/agents/boss/keys/{key_id['boss']}")
+            assert (last.status_code, last.json()["error"]["code"]) == (409, "last_live_key")
+            assert store.head() == head
+            assert boss.get("/health").json()["auth"] == "required"
+            with store.client(None) as anyone:
+                assert anyone.get("/memories").status_code == 401  # the door stays shut
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
