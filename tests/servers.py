@@ -101,3 +101,11 @@ def replayed_traces(data_dir: Path) -> dict[str, object]:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report: dict[str, object] = json.loads(done.stdout)
     return report
+
+
+def settled_head(client: httpx.Client) -> int:
+    """The log head once every recall answered ahead of its commit has landed (``/inspect``
+    waits for them), so the head read next moves only for what a test does after."""
+    client.get("/inspect", params={"limit": 1})
+    head: int = client.get("/health").json()["log"]["head"]
+    return head

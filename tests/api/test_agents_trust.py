@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..servers import MNEMOLOG, free_port, wait_healthy
+from ..servers import MNEMOLOG, free_port, settled_head, wait_healthy
 from .test_keys import add_key
 
 ENV = {**os.environ, "MNEMOLOG_EMBEDDER": "quality"}  # as the keys are made
@@ -47,8 +47,7 @@ def client(server: tuple[str, dict[str, str]], agent: str) -> httpx.Client:
 
 
 def head(c: httpx.Client) -> int:
-    seq: int = c.get("/health").json()["log"]["head"]
-    return seq
+    return settled_head(c)
 
 
 def test_a_poisoner_is_refused_and_its_score_explained(server: tuple[str, dict[str, str]]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..servers import mnemolog_server, replayed_traces
+from ..servers import mnemolog_server, replayed_traces, settled_head
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +38,7 @@ def served(client: httpx.Client, tag: str, q: str) -> list[str]:
 
 
 def head(client: httpx.Client) -> int:
-    seq: int = client.get("/health").json()["log"]["head"]
-    return seq
+    return settled_head(client)
 
 
 def test_a_write_naming_the_memory_it_corrects_becomes_its_next_version(

@@ -17,7 +17,7 @@ from mnemolog.api import create_app
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 
-from ..servers import app_server
+from ..servers import app_server, settled_head
 
 MAX_BODY = 64 * 1024
 JSON = "application/json"
@@ -251,10 +251,7 @@ class Server:
     memory_id: str
 
     def head(self) -> int:
-        # /inspect first: it lets every recall answered ahead of its commit land.
-        self.client.get("/inspect", params={"limit": 1})
-        seq: int = self.client.get("/health").json()["log"]["head"]
-        return seq
+        return settled_head(self.client)
 
 
 @pytest.fixture(scope="module")

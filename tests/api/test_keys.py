@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..servers import MNEMOLOG, free_port, wait_healthy
+from ..servers import MNEMOLOG, free_port, settled_head, wait_healthy
 
 ENV = {**os.environ, "MNEMOLOG_EMBEDDER": "quality"}
 
@@ -31,8 +31,7 @@ class Store:
 
     def head(self) -> int:
         with self.client("admin") as admin:
-            seq: int = admin.get("/health").json()["log"]["head"]
-        return seq
+            return settled_head(admin)
 
 
 def add_key(data_dir: Path, agent: str, *containers: str, admin: bool = False) -> str:

@@ -17,7 +17,7 @@ from mnemolog.eventlog import Actor
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 
-from ..servers import app_server, replayed_traces
+from ..servers import app_server, replayed_traces, settled_head
 
 TAG = "ada"
 CLI = Actor(agent_id="local", protocol="cli")
@@ -35,8 +35,7 @@ class Store:
 
     def head(self) -> int:
         with self.client("boss") as boss:
-            seq: int = boss.get("/health").json()["log"]["head"]
-        return seq
+            return settled_head(boss)
 
     def digest(self) -> str:
         with self.client("boss") as boss:

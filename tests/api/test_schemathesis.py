@@ -20,7 +20,7 @@ from mnemolog.api import create_app
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 
-from ..servers import app_server
+from ..servers import app_server, settled_head
 
 EXAMPLES = 25  # per operation and mode: about a minute on two cores
 # Answered 5xx by design: the chat proxy has no upstream here (503 upstream_not_configured),
@@ -52,11 +52,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _head(client: httpx.Client) -> int:
-    # /inspect first: it lets every recall answered ahead of its commit land, so the head
-    # read next moves only for the request under test.
-    client.get("/inspect", params={"limit": 1})
-    head: int = client.get("/health").json()["log"]["head"]
-    return head
+    return settled_head(client)
 
 
 @pytest.mark.slow

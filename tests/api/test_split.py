@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..servers import MNEMOLOG, mnemolog_server, replayed_traces
+from ..servers import MNEMOLOG, mnemolog_server, replayed_traces, settled_head
 
 ENV = {"MNEMOLOG_EMBEDDER": "quality"}
 
@@ -48,8 +48,7 @@ def served(client: httpx.Client, tag: str, q: str) -> list[str]:
 
 
 def head(client: httpx.Client) -> int:
-    seq: int = client.get("/health").json()["log"]["head"]
-    return seq
+    return settled_head(client)
 
 
 def versions(chain: dict[str, object]) -> list[dict[str, object]]:

@@ -63,6 +63,7 @@ def without_ids(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def head(store: Store) -> int:
+    store.runtime.core.recall.settle()  # a search's recall event may land after its answer
     return store.runtime.log.head().seq
 
 
