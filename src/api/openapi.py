@@ -15,6 +15,7 @@ import msgspec
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from ..portability import ImportFile
 from .models import (
     Forget,
     PatchMemory,
@@ -35,6 +36,7 @@ BODIES: dict[tuple[str, str], tuple[type[msgspec.Struct], bool]] = {
     ("post", "/documents"): (PostDocument, True),
     ("put", "/profile"): (PutProfile, True),
     ("post", "/search"): (Search, True),
+    ("post", "/import"): (ImportFile, True),
     **{key: (struct, False) for key, struct in OVERSIGHT_BODIES.items()},
 }
 _REF = "#/components/schemas/{name}"

@@ -1,7 +1,7 @@
 """Portability: the ``bellamente-export`` document (export and import) and backups."""
 
 from .exporter import export
-from .format import FORMAT, VERSION, Envelope, Export
+from .format import FORMAT, VERSION, Envelope, Export, ImportFile
 from .importer import IMPORTER, Importer, ImportReport, ItemResult
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "VERSION",
     "Envelope",
     "Export",
+    "ImportFile",
     "ImportReport",
     "Importer",
     "ItemResult",

@@ -116,8 +116,22 @@ class Export(_Doc, frozen=True, kw_only=True):
     documents: list[Document] = msgspec.field(default_factory=list)
 
 
+class ImportFile(_Doc, frozen=True, kw_only=True):
+    """What ``POST /import`` takes, as its OpenAPI document shows it: an ``Export`` whose
+    ``exportedAt`` may be left out. The route reads it as an ``Envelope``."""
+
+    format: Literal["bellamente-export"]
+    version: Literal[1]
+    exported_at: str | None = None
+    container_tag: str | None = None
+    memories: list[Chain] = msgspec.field(default_factory=list)
+    profiles: list[Profile] = msgspec.field(default_factory=list)
+    documents: list[Document] = msgspec.field(default_factory=list)
+
+
 class Envelope(_Doc, frozen=True, kw_only=True):
-    """The document ``POST /import`` reads: its items are decoded one by one."""
+    """The document ``POST /import`` reads: its items are decoded one by one, so that a bad
+    one fails alone."""
 
     format: Literal["bellamente-export"]
     version: Literal[1]
