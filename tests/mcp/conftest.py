@@ -44,6 +44,7 @@ class Served:
         return httpx.Client(base_url=self.base_url, timeout=30)
 
     def head(self) -> int:
+        self.runtime.core.recall.settle()  # a recall event may land after its answer
         return self.runtime.log.head().seq
 
     def events(self, after: int) -> list[dict[str, Any]]:

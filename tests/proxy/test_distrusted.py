@@ -83,6 +83,7 @@ def captured_turn(proxy: Proxy, token: str, text: str) -> httpx.Headers:
 
 
 def log_head(proxy: Proxy) -> int:
+    proxy.runtime.core.recall.settle()  # a recall event may land after its answer
     return proxy.runtime.log.head().seq
 
 
