@@ -175,7 +175,10 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
     ) -> JSONResponse:
         caller_in(request.scope).reach(container_tag)
         rows, total = core.documents.list_documents(
-            container_tag=container_tag, limit=limit, offset=offset
+            container_tag=container_tag,
+            limit=limit,
+            offset=offset,
+            hidden_agents=core.quarantine.agents(),
         )
         return JSONResponse(
             {

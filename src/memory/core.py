@@ -166,7 +166,10 @@ class Core:
         )
         self.agents = Agents(recorder=self._recorder, projection=models.agents)
         self.quarantine = Quarantine(
-            recorder=self._recorder, oversight=models.oversight, memories=self.memories
+            recorder=self._recorder,
+            oversight=models.oversight,
+            memories=self.memories,
+            documents=self.documents,
         )
         self.rollbacks = Rollbacks(
             recorder=self._recorder,
@@ -192,6 +195,7 @@ class Core:
             trust=models.trust,
         )
         self.recall.hidden = self.quarantine.hidden
+        self.recall.hidden_chunks = self.quarantine.hidden_chunks
 
     def close(self) -> None:
         self._fresh.close()

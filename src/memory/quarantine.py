@@ -1,8 +1,9 @@
 """Quarantine of an agent: its memories hidden, and kept, until it is released.
 
 A quarantine is an event (``agent.quarantined``), and so is its end (``agent.released``).
-While it lasts, every version the agent wrote is left out of recall (REST, MCP and the
-proxy's memory round all recall through ``Recall``) and out of the lists agents read; nothing
+While it lasts, every version the agent wrote, and every document it ingested, is left out of
+recall (REST, MCP and the proxy's memory round all recall through ``Recall``) and out of the
+lists agents read; nothing
 is forgotten or changed, so a release serves them again as they were. A chain whose current
 version the agent wrote serves nothing meanwhile: its earlier versions were replaced, and a
 rollback is what gives them back.
@@ -17,6 +18,7 @@ from collections.abc import Set as AbstractSet
 from ..errors import NotFound
 from ..eventlog import Actor, Draft
 from ..eventlog.events import AgentQuarantined, AgentReleased
+from ..projections.documents import DocumentProjection
 from ..projections.memories import MemoryProjection
 from ..projections.oversight import OversightProjection, QuarantineRow
 from .agents import check_agent_name
@@ -37,14 +39,31 @@ def hidden_rows(oversight: OversightProjection, memories: MemoryProjection) -> H
     return hidden
 
 
+def hidden_chunks(oversight: OversightProjection, documents: DocumentProjection) -> Hidden:
+    """The document chunks recall must leave out: those of documents a quarantined agent
+    ingested."""
+
+    def hidden(container_tag: str | None) -> AbstractSet[int]:
+        agents = oversight.quarantined()
+        return documents.labels_by_agents(agents, container_tag) if agents else frozenset()
+
+    return hidden
+
+
 class Quarantine:
     def __init__(
-        self, *, recorder: Recorder, oversight: OversightProjection, memories: MemoryProjection
+        self,
+        *,
+        recorder: Recorder,
+        oversight: OversightProjection,
+        memories: MemoryProjection,
+        documents: DocumentProjection,
     ) -> None:
         self._recorder = recorder
         self._oversight = oversight
         self._lock = threading.Lock()  # one event for two calls racing to quarantine one agent
         self.hidden = hidden_rows(oversight, memories)
+        self.hidden_chunks = hidden_chunks(oversight, documents)
 
     def agents(self) -> frozenset[str]:
         """The agents quarantined now."""

@@ -180,6 +180,7 @@ class Recall:
         self.rerank_pool = rerank_pool
         # The versions of quarantined agents, left out of every search (``quarantine.py``).
         self.hidden: Callable[[str | None], AbstractSet[int]] | None = None
+        self.hidden_chunks: Callable[[str | None], AbstractSet[int]] | None = None
         self._recorder = recorder
         self._sealer = sealer
         self._embedder = embedder
@@ -296,7 +297,7 @@ class Recall:
         lap: Callable[[str], None],
         judge: _Judge | None,
     ) -> _Ranked:
-        allowed, scope = self._unhidden(*self._allowed(request), request.container_tag)
+        allowed, scope = _unhidden(*self._allowed(request), self.hidden, request.container_tag)
         by_vector, by_text = _candidates(
             self._vectors,
             (self._fulltext, self._context_fulltext),
@@ -390,16 +391,6 @@ class Recall:
         )
         return visible, None
 
-    def _unhidden(
-        self, allowed: AbstractSet[int], scope: Hashable | None, container_tag: str | None
-    ) -> tuple[AbstractSet[int], Hashable | None]:
-        """``allowed`` without the quarantined agents' versions; a set so changed is not the
-        one ``scope`` names."""
-        hidden = self.hidden(container_tag) if self.hidden is not None else ()
-        if not hidden or allowed.isdisjoint(hidden):
-            return allowed, scope
-        return frozenset(allowed) - frozenset(hidden), None
-
     def _carried(self, version_ids: list[str]) -> dict[str, Carried]:
         return {} if self._trust is None else self._trust.carried(version_ids)
 
@@ -443,7 +434,12 @@ class Recall:
     ) -> _Ranked:
         """Chunks rank by fused vector and BM25 ranks; documents do not version, so ``asOf``
         and recency do not apply to them."""
-        allowed = self._documents.live_labels(request.container_tag)
+        allowed, scope = _unhidden(
+            self._documents.live_labels(request.container_tag),
+            live_scope(request.container_tag),
+            self.hidden_chunks,
+            request.container_tag,
+        )
         by_vector, by_text = _candidates(
             self._document_vectors,
             (self._document_fulltext, None),
@@ -452,7 +448,7 @@ class Recall:
             allowed,
             lap,
             "doc",
-            live_scope(request.container_tag),
+            scope,
         )
         chunks = self._documents.chunks(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
         fused = fuse(by_vector, by_text, list(chunks), lambda _: 1.0, self._floor)
@@ -497,6 +493,20 @@ class _Judge:
 
 def _marked(candidate: Candidate, distrusted: bool) -> Candidate:
     return msgspec.structs.replace(candidate, below_trust=True) if distrusted else candidate
+
+
+def _unhidden(
+    allowed: AbstractSet[int],
+    scope: Hashable | None,
+    hidden_by: Callable[[str | None], AbstractSet[int]] | None,
+    container_tag: str | None,
+) -> tuple[AbstractSet[int], Hashable | None]:
+    """``allowed`` without what a quarantine hides (``hidden_by``); a set so changed is not
+    the one ``scope`` names."""
+    hidden = hidden_by(container_tag) if hidden_by is not None else ()
+    if not hidden or allowed.isdisjoint(hidden):
+        return allowed, scope
+    return frozenset(allowed) - frozenset(hidden), None
 
 
 def live_scope(container_tag: str | None) -> Hashable:

@@ -23,7 +23,7 @@ from ..projections.readmodels import ReadModels
 from ..projections.runner import ProjectionRunner
 from ..projections.snapshots import snapshot_files
 from ..projections.trust_rows import TrustParams
-from .quarantine import hidden_rows
+from .quarantine import hidden_chunks, hidden_rows
 from .recall import Recall
 from .record import Recorder
 
@@ -129,6 +129,7 @@ class World:
             trust=m.trust,
         )
         self.recall.hidden = hidden_rows(m.oversight, m.memories)
+        self.recall.hidden_chunks = hidden_chunks(m.oversight, m.documents)
 
     def advance(self, seq: int) -> None:
         self.runner.sync_to(seq)

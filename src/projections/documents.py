@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 import msgspec
@@ -198,11 +200,20 @@ class DocumentProjection(SqliteProjection):
         return rows[0] if rows else None
 
     def list_documents(
-        self, *, container_tag: str | None, limit: int, offset: int
+        self,
+        *,
+        container_tag: str | None,
+        limit: int,
+        offset: int,
+        hidden_agents: AbstractSet[str] = frozenset(),
     ) -> tuple[list[DocumentRow], int]:
+        """A page of live documents, newest first; those ``hidden_agents`` wrote are left out."""
         where, args = ("WHERE container_tag = ? AND erased = 0", [container_tag])
         if container_tag is None:
             where, args = "WHERE erased = 0", []
+        if hidden_agents:
+            where += f" AND agent_id NOT IN ({','.join('?' * len(hidden_agents))})"
+            args = [*args, *sorted(hidden_agents)]
         with self._lock:
             total = self._conn.execute(f"SELECT count(*) FROM documents {where}", args).fetchone()
         rows = self._documents(
@@ -268,6 +279,21 @@ class DocumentProjection(SqliteProjection):
             args = (container_tag,)
         with self._lock:
             return frozenset(int(r[0]) for r in self._conn.execute(sql, args))
+
+    def labels_by_agents(self, agents: Collection[str], container_tag: str | None) -> set[int]:
+        """Chunk labels of every document the agents wrote (in the container, if named)."""
+        if not agents:
+            return set()
+        sql = (
+            "SELECT c.label FROM chunks c JOIN documents d ON d.document_id = c.document_id"
+            f" WHERE d.agent_id IN ({','.join('?' * len(agents))})"
+        )
+        args: list[object] = [*sorted(agents)]
+        if container_tag is not None:
+            sql += " AND d.container_tag = ?"
+            args.append(container_tag)
+        with self._lock:
+            return {int(r[0]) for r in self._conn.execute(sql, args)}
 
     def labels_of(self, event: SubjectErased) -> list[int]:
         if event.scope == "document":

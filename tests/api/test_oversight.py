@@ -271,3 +271,37 @@ def test_recalls_made_under_quarantine_replay_as_recorded(store: Store, attack: 
         boss.delete("/agents/mallory/quarantine")
         served(helper, "Ada bank")
     replayed_traces(store.data_dir)  # exits 0 only if every trace is re-derived as recorded
+
+
+def test_a_quarantine_hides_the_documents_the_agent_ingested(store: Store) -> None:
+    tag = "ada-docs"
+    with store.client("boss") as boss, store.client("mallory") as mallory:
+        document = {
+            "containerTag": tag,
+            "title": "Bank notes",
+            "content": "Ada's savings account moved to evil-bank.example last spring.",
+        }
+        posted = mallory.post("/documents", json=document)
+        assert posted.status_code == 200, posted.text
+        with store.client("helper") as helper:
+            own = {**document, "title": "Garden", "content": "Ada plants tulips in October."}
+            assert helper.post("/documents", json=own).status_code == 200
+
+            def seen() -> tuple[list[str], list[str]]:
+                query = {"q": "Ada savings bank tulips", "containerTag": tag, "limit": 10}
+                found = helper.post("/search", json={**query, "searchMode": "documents"})
+                assert found.status_code == 200, found.text
+                listed = helper.get("/documents", params={"containerTag": tag}).json()
+                return (
+                    sorted(h["title"] for h in found.json()["results"]),
+                    sorted(d["title"] for d in listed["documents"]),
+                )
+
+            assert seen() == (["Bank notes", "Garden"], ["Bank notes", "Garden"])
+            assert boss.post("/agents/mallory/quarantine").status_code == 200
+            try:
+                assert seen() == (["Garden"], ["Garden"])
+            finally:
+                assert boss.delete("/agents/mallory/quarantine").status_code == 200
+            assert seen() == (["Bank notes", "Garden"], ["Bank notes", "Garden"])
+    replayed_traces(store.data_dir)  # the searches made under quarantine re-derive as recorded
