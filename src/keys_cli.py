@@ -3,7 +3,8 @@
 Each add and revoke is an event of the log (``agent.key_added``, ``agent.key_revoked``), so it
 needs the data dir to itself: stop the server, change the keys, start it again. A new key's
 token is printed once, on standard output, and kept nowhere: only its digest is recorded.
-Listing reads the log read-only and runs beside a server.
+Listing reads the log read-only and runs beside a server. A running server revokes a key
+itself (``DELETE /agents/{id}/keys/{keyId}``), all but the last live one.
 """
 
 from __future__ import annotations

@@ -178,7 +178,8 @@ class Recall:
         # finds nor loads it.
         self.reranker = reranker
         self.rerank_pool = rerank_pool
-        # The versions of quarantined agents, left out of every search (``quarantine.py``).
+        # The versions of quarantined agents, and their documents' chunks, left out of every
+        # search (``quarantine.py``).
         self.hidden: Callable[[str | None], AbstractSet[int]] | None = None
         self.hidden_chunks: Callable[[str | None], AbstractSet[int]] | None = None
         self._recorder = recorder
