@@ -38,6 +38,8 @@ import unicodedata
 
 import msgspec
 
+from ..eventlog.events import MemoryFlagged
+
 REASONS = (
     "override_instructions",  # "ignore previous instructions", "your new instructions are"
     "always_answer",  # standing orders for every future reply: "always say", "from now on"
@@ -63,6 +65,16 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     flagged: bool
     reasons: list[str]  # in the order of REASONS, each once
     evidence: list[Evidence]
+
+    def recorded(self, memory_id: str, version_id: str, container_tag: str) -> MemoryFlagged:
+        """The ``memory.flagged`` a flagged version is stored with (writes and imports)."""
+        return MemoryFlagged(
+            memory_id=memory_id,
+            version_id=version_id,
+            container_tag=container_tag,
+            reasons=self.reasons,
+            detector=DETECTOR,
+        )
 
 
 # Named in each ``memory.flagged`` event; a change of the rules that changes verdicts is a

@@ -31,21 +31,22 @@ Hidden = Callable[[str | None], AbstractSet[int]]
 
 def hidden_rows(oversight: OversightProjection, memories: MemoryProjection) -> Hidden:
     """The version rows recall must leave out in a container (every container, for None)."""
-
-    def hidden(container_tag: str | None) -> AbstractSet[int]:
-        agents = oversight.quarantined()
-        return memories.rows_by_agents(agents, container_tag) if agents else frozenset()
-
-    return hidden
+    return _hidden_by(oversight, memories.rows_by_agents)
 
 
 def hidden_chunks(oversight: OversightProjection, documents: DocumentProjection) -> Hidden:
     """The document chunks recall must leave out: those of documents a quarantined agent
     ingested."""
+    return _hidden_by(oversight, documents.labels_by_agents)
 
+
+def _hidden_by(
+    oversight: OversightProjection,
+    written_by: Callable[[frozenset[str], str | None], AbstractSet[int]],
+) -> Hidden:
     def hidden(container_tag: str | None) -> AbstractSet[int]:
         agents = oversight.quarantined()
-        return documents.labels_by_agents(agents, container_tag) if agents else frozenset()
+        return written_by(agents, container_tag) if agents else frozenset()
 
     return hidden
 

@@ -28,7 +28,6 @@ from ..eventlog.events import (
     Evidence,
     MemoryArbitrated,
     MemoryDeduplicated,
-    MemoryFlagged,
     MemoryLinked,
     MemorySuperseded,
     MemoryWritten,
@@ -40,7 +39,7 @@ from ..projections.vector_exact import unit
 from .arbiter import Arbiter, Arbitration
 from .fresh_ids import FreshIds
 from .gate import Gate, Head, Heads
-from .poisoning import DETECTOR, Verdict, detect
+from .poisoning import Verdict, detect
 from .record import Recorder
 from .sameness import Gates, Judgement, judge
 from .submitted import SubmittedGroups, WriteOutcome
@@ -431,13 +430,7 @@ def _screened(
     was written), with its verdict appended beside it: recall shows it, trust counts it."""
     if not verdict.flagged:
         return events, outcome
-    flagged = MemoryFlagged(
-        memory_id=outcome.memory_id,
-        version_id=outcome.version_id,
-        container_tag=container_tag,
-        reasons=verdict.reasons,
-        detector=DETECTOR,
-    )
+    flagged = verdict.recorded(outcome.memory_id, outcome.version_id, container_tag)
     return [*events, flagged], msgspec.structs.replace(outcome, flags=tuple(verdict.reasons))
 
 

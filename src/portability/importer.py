@@ -36,7 +36,7 @@ from ..eventlog.events import (
 )
 from ..eventlog.subjects import container_subject, document_subject, memory_subject
 from ..memory import Chains, DocumentProjection, Ingest, MemoryProjection
-from ..memory.poisoning import DETECTOR, detect
+from ..memory.poisoning import detect
 from .format import (
     BadItem,
     Chain,
@@ -441,15 +441,7 @@ def _screened(plan: _Planned, events: list[AnyEvent]) -> list[AnyEvent]:
         out.append(event)
         verdict = detect(version.content)
         if verdict.flagged:
-            out.append(
-                MemoryFlagged(
-                    memory_id=event.memory_id,
-                    version_id=event.version_id,
-                    container_tag=event.container_tag,
-                    reasons=verdict.reasons,
-                    detector=DETECTOR,
-                )
-            )
+            out.append(verdict.recorded(event.memory_id, event.version_id, event.container_tag))
     return out
 
 
