@@ -116,9 +116,12 @@ def _link_json(link: LinkRow, other: str) -> dict[str, object]:
     }
 
 
-def hit_json(hit: Hit) -> dict[str, object]:
-    """A served memory or document chunk, as ``POST /search`` shows it."""
+def hit_json(hit: Hit, rank: int) -> dict[str, object]:
+    """A served memory or document chunk, as ``POST /search`` shows it: ``rank`` is its place
+    in the results (1 the first); ``score`` is the fused evidence, not the order (diversity,
+    the newer of two linked memories and agreed newer statements move hits past it)."""
     return {
+        "rank": rank,
         **(
             {"type": "memory", **version_json(hit.row, windows=True)}
             if hit.row is not None
@@ -252,6 +255,7 @@ def outcome_json(outcome: WriteOutcome) -> dict[str, object]:
         "status": outcome.status,
         "similarity": outcome.similarity,
         "possiblyUpdates": outcome.possibly_updates,
+        "possiblyOutdatedBy": outcome.possibly_outdated_by,
         "reason": outcome.reason,
         "flagged": bool(outcome.flags),
         "flags": list(outcome.flags),

@@ -287,7 +287,7 @@ class HotEndpoints:
             # it); /inspect waits for it. See docs/recall.md.
             lambda: core.recall.search(recall, origin="rest", actor=actor, durable=False)
         )
-        results = [hit_json(hit) for hit in result.hits]
+        results = [hit_json(hit, n) for n, hit in enumerate(result.hits, 1)]
         return Reply(
             {"results": results, "traceId": result.trace_id, "searchMode": body.search_mode},
             headers={TRACE_HEADER: result.trace_id, TRACE_HEADER_ALIAS: result.trace_id},

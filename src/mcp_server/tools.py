@@ -117,7 +117,10 @@ class MemoryTools:
         result = self._core.recall.search(
             request, origin="mcp", actor=caller.actor("mcp"), durable=False
         )
-        return {"results": [hit_json(hit) for hit in result.hits], "traceId": result.trace_id}
+        return {
+            "results": [hit_json(hit, n) for n, hit in enumerate(result.hits, 1)],
+            "traceId": result.trace_id,
+        }
 
     def add(self, a: AddArgs, caller: Caller) -> Body:
         caller.reach(a.container_tag)

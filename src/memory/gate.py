@@ -34,6 +34,9 @@ class Head(msgspec.Struct):
     content_hash: str
     vector: npt.NDArray[np.float32] | None
     text: str = ""  # its words are compared only with a near duplicate's: split on demand
+    # When its fact was true (UTC ns; None: when it is recorded): a write whose fact is older
+    # never replaces it.
+    observed_at: int | None = None
 
 
 class Heads:

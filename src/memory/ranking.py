@@ -7,6 +7,7 @@ each rule is tested on its own.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TypeVar
@@ -35,6 +36,11 @@ RECENCY_WEIGHT = 0.25  # share of the score that decays with age
 # the first (two turns of one story) was pushed out of the top 5 (LongMemEval recall_all@5 0.62
 # -> 0.56); at 0.9 only near-duplicates move, and the figures are those without MMR.
 MMR_LAMBDA = 0.9
+# Diversity reorders near-duplicates only: a memory is redundant with one placed above it only
+# at this cosine or more. Two facts about one person ("Alice moved to Berlin", "Alice is
+# allergic to peanuts") share a name and reach 0.8 with MiniLM; two wordings of one fact 0.9
+# and more. Under it, MMR put a fact that does not answer the question above one that does.
+NEAR_DUPLICATE = 0.9
 # When recency is on, a candidate in the top AGREED_RANKS of both the vector and the BM25 list
 # moves above such a candidate at least UPDATE_GAP_NS older (see newer_above_older_among_agreed):
 # on LongMemEval knowledge-update questions the newer value then ranks above the older one in
@@ -46,8 +52,10 @@ UPDATE_GAP_NS = 86_400 * 1_000_000_000  # one day: statements of one conversatio
 # recall records it, so that a replay by a build that ranks otherwise reports the trace as not
 # verifiable by that build, not as differing. 1 (recorded as no version): equal fusion
 # weights, RRF 10, tantivy's default tokenizer. 2: stemming, stop words and question words,
-# the vector list weighted 0.7, RRF 8, agreed candidates from the top five.
-RANKING = 2
+# the vector list weighted 0.7, RRF 8, agreed candidates from the top five. 3: diversity among
+# near-duplicates only; a linked newer memory among the candidates placed above the older one
+# served, unless the query names what only the older one names.
+RANKING = 3
 POOL = 50  # candidates taken from each index (at least; five times the limit when larger)
 # A memory's keyword score is the BM25 of its content plus this share of the BM25 of its
 # context (what it answers: a reply is found by the words of the question it answers). At 0.5
@@ -215,10 +223,17 @@ def newer_above_older_among_agreed(
     return reordered
 
 
-def linked_newer_first(order: list[int], links: Sequence[tuple[int, int]]) -> list[int]:
-    """Each (newer, older) pair of ``links`` with both in ``order``: the newer moves just
-    above the older if it was below it. A memory that may update another (``memory.linked``)
-    is then read first, with the older one right after it to judge by."""
+def linked_newer_first(
+    order: list[int],
+    links: Sequence[tuple[int, int]],
+    limit: int,
+    apart: Callable[[int, int], bool] = lambda newer, older: False,
+) -> list[int]:
+    """Each (newer, older) pair of ``links`` whose older one is served (in the first
+    ``limit`` of ``order``) and whose newer one is a candidate below it: the newer moves just
+    above the older. A memory that may update another (``memory.linked``) is then read
+    first, with the older one right after it to judge by, at every limit. Unless
+    ``apart(newer, older)``: the question asks of something only the older one names."""
     if not links:
         return order
     reordered = list(order)
@@ -226,9 +241,34 @@ def linked_newer_first(order: list[int], links: Sequence[tuple[int, int]]) -> li
         if newer not in reordered or older not in reordered:
             continue
         at, above = reordered.index(newer), reordered.index(older)
-        if at > above:
+        if above < limit and at > above and not apart(newer, older):
             reordered.insert(above, reordered.pop(at))
     return reordered
+
+
+def names_in(text: str) -> frozenset[str]:
+    """The words of a text that name a thing, case folded: a capitalised word that is no
+    question or function word ("Alice", "Moreau"), or one holding a digit ("4471", "v2")."""
+    found = set()
+    for word in _NAME_WORD.findall(text):
+        lower = word.lower()
+        if any(c.isdigit() for c in word) or (
+            word[:1].isupper() and lower not in _NOT_NAMES and len(word) > 1
+        ):
+            found.add(lower)
+    return frozenset(found)
+
+
+def folded_words(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _NAME_WORD.findall(text))
+
+
+_NAME_WORD = re.compile(r"\w+")
+_NOT_NAMES = frozenset(
+    """what which who whom whose where when why how is are was were do does did can could
+    will would should shall may might must has have had the a an and or but if i my our your
+    his her its their this that these those tell give list show find please""".split()  # noqa: SIM905
+)
 
 
 def recency_weight(observed_at: int, reference: int) -> float:
@@ -249,12 +289,14 @@ def mmr(
     """Maximal marginal relevance: reorder so near-duplicates do not crowd the top.
 
     It only reorders: relevance is the fused score (scaled to the best one), redundancy the
-    highest cosine (``cosines``, ranked by ranked) to a label already placed. Placing stops
+    highest cosine (``cosines``, ranked by ranked) to a label already placed, counted only
+    from ``NEAR_DUPLICATE`` up (others are no redundancy at all). Placing stops
     once ``needed`` are placed and so is every label of ``keep`` among ``ranked``: what follows
     (the caller keeps it in its fused order) can no longer reach the answer.
     """
     if len(ranked) < 3:
         return ranked
+    cosines = np.where(cosines >= NEAR_DUPLICATE, cosines, 0.0)
     unplaced = set(keep) & set(ranked)
     relevance = np.asarray([score[r] for r in ranked], dtype=np.float64)
     relevance /= relevance.max() or 1.0

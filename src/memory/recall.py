@@ -45,10 +45,12 @@ from .ranking import (
     RERANK_POOL,
     Reranked,
     agreed_at_top,
+    folded_words,
     fuse,
     interleave,
     linked_newer_first,
     mmr,
+    names_in,
     newer_above_older_among_agreed,
     recency_weight,
     rerank,
@@ -346,18 +348,23 @@ class Recall:
             order = placed + order[len(placed) :]
         if request.recency:
             order = newer_above_older_among_agreed(order, agreed, observed)
-        # Of two served memories where one may update the other, the newer is placed above
-        # the older. Only the served ones: a link is a guess, it must not bring in a memory
-        # the ranking left out.
+        # Of a served memory that another candidate may update, the newer is placed just
+        # above it (at every limit), unless the question names what only the older names:
+        # a link is a guess, and must not put another thing's fact first.
+        links = self._memories.links_among(order)
+        if links:
+            order = linked_newer_first(
+                order, links, request.limit, self._asks_of_older(request.q, links)
+            )
         served = order[: request.limit]
-        links = self._memories.links_among(served)
-        served = linked_newer_first(served, links)
         by_label = {f.label: f for f in fused}
         rows = self._memories.by_row_ids(served)
         carried = self._carried([rows[r].version_id for r in served if r in rows])
         newer_of: dict[int, list[int]] = {}
         for newer, older in links:
             newer_of.setdefault(older, []).append(newer)
+        newer_rows = self._memories.by_row_ids(sorted({n for n, _ in links})) if links else {}
+        ids = {r: row.memory_id for r, row in newer_rows.items()}
         return _Ranked(
             candidates=[
                 _marked(f.candidate(stamps[f.label][0], reranked), f.label in distrusted)
@@ -368,7 +375,7 @@ class Recall:
                     row=rows[r],
                     similarity=by_label[r].similarity or 0.0,
                     score=by_label[r].score,
-                    outdated_by=tuple(rows[n].memory_id for n in newer_of.get(r, ()) if n in rows),
+                    outdated_by=tuple(ids[n] for n in newer_of.get(r, ()) if n in ids),
                     rerank_score=None if reranked is None else reranked.scores.get(r),
                     source=carried.get(rows[r].version_id),
                 )
@@ -376,6 +383,24 @@ class Recall:
                 if r in rows  # erased between the two reads
             ],
         )
+
+    def _asks_of_older(
+        self, query: str, links: list[tuple[int, int]]
+    ) -> Callable[[int, int], bool]:
+        """Whether the query names a thing the older text of a link names and the newer does
+        not ("Alice Moreau" in the query, the older, not the newer): then it asks of the
+        older one's thing, and the newer is not placed above it."""
+        asked = names_in(query)
+        if not asked:
+            return lambda newer, older: False
+        rows = self._memories.by_row_ids(sorted({r for link in links for r in link}))
+        words = {r: folded_words(row.content or "") for r, row in rows.items()}
+
+        def apart(newer: int, older: int) -> bool:
+            only_older = words.get(older, frozenset()) - words.get(newer, frozenset())
+            return bool(asked & only_older)
+
+        return apart
 
     def _allowed(self, request: RecallRequest) -> tuple[AbstractSet[int], Hashable | None]:
         """The versions a search may return: latest (or valid at ``as_of``), live, in scope;

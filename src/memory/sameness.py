@@ -38,8 +38,17 @@ class Gates(msgspec.Struct, frozen=True, kw_only=True):
     """The cosine similarities a pair must reach, for one embedder (its cosines run higher or
     lower with the model, so each has its own)."""
 
-    same: float  # to be judged the same fact
+    same: float  # to be judged the same fact; a marked change of it, to be linked
     possible: float  # to be linked as a possible update
+    # To be linked when the newer text names the change of the very attribute the older one
+    # states ("... lives in Porto" / "... moved to Berlin"); None: ``same``.
+    attribute_change: float | None = None
+
+    @property
+    def lowest(self) -> float:
+        """Under this, no pair is judged: it is dissimilar."""
+        low = min(self.same, self.possible)
+        return low if self.attribute_change is None else min(low, self.attribute_change)
 
 
 class Judgement(msgspec.Struct, frozen=True, kw_only=True):
@@ -74,16 +83,46 @@ IDENTITY_NOUNS = frozenset(
     vlan pid uid account broker worker replica shard instance pod cluster region zone disk
     drive volume partition queue topic channel terminal lane track stage phase step level
     chapter section page episode lot locker desk cabin ward block building team group
-    class case""".split()  # noqa: SIM905
+    class case invoice booking reservation flight claim policy contract shipment parcel
+    package batch sku serial plate called named""".split()  # noqa: SIM905
 )
 # Words by which a text says it replaces what was true before. Left out of the alignment
 # (they are not the fact), and the evidence that a changed value is a correction.
 CHANGE_WORDS = frozenset(
-    """now anymore instead correction update moved switched changed lately nowadays
+    """now anymore instead correction update updated moved switched changed lately nowadays
     relocated rescheduled postponed renamed replaced became quit stopped dropped retired
-    retrained promoted migrated""".split()  # noqa: SIM905
+    retrained promoted migrated new turned pushed upgraded downgraded transferred
+    reassigned""".split()  # noqa: SIM905
 )
 CHANGE_PHRASES = (("these", "days"), ("any", "more"), ("from", "now", "on"), ("no", "longer"))
+# The words among those that only say *when* a text holds: a text that differs from another by
+# them alone says the same thing (what it says is certain to be kept).
+WHEN_WORDS = frozenset("now anymore instead lately nowadays actually currently".split())  # noqa: SIM905
+WHEN_PHRASES = (("these", "days"), ("any", "more"), ("from", "now", "on"))
+# The attributes a change verb changes, by the words that state them: English says "moved"
+# of where one lives, "turned" of one's age, "rescheduled" of when a thing happens.
+_HOME = frozenset("live lives living lived based located home address resides stays".split())  # noqa: SIM905
+_WHEN = frozenset("scheduled due on at starts begins ends deadline booked planned".split())  # noqa: SIM905
+_AGE = frozenset("old age aged years".split())  # noqa: SIM905
+_JOB = frozenset("works work job role title position employed".split())  # noqa: SIM905
+ATTRIBUTE_OF_CHANGE: dict[str, frozenset[str]] = {
+    "moved": _HOME | _WHEN,
+    "relocated": _HOME,
+    "turned": _AGE,
+    "rescheduled": _WHEN,
+    "postponed": _WHEN,
+    "pushed": _WHEN,
+    "retrained": _JOB,
+    "promoted": _JOB,
+    "quit": _JOB,
+    "retired": _JOB,
+}
+# Separate changed stretches past this are another instance of a shared template.
+MAX_CHANGED_STRETCHES = 2
+# Words that, right after a noun, make it part of another thing's name ("the team's lead").
+BINDING_WORDS = frozenset("'s of".split())  # noqa: SIM905
+# Words of a subject's noun phrase that name no thing of their own.
+DETERMINERS = frozenset("a an the this that these those my our your his her its their 's".split())  # noqa: SIM905
 # Words left out of the alignment that are no evidence of a change: "actually" is mostly a
 # hedge in conversation ("I'm actually thinking of ..."), "currently" restates.
 TIME_WORDS = frozenset("actually currently".split())  # noqa: SIM905
@@ -123,7 +162,7 @@ def gates_for(embedder_name: str, supersede_threshold: float | None = None) -> G
     about 80%), and one distinct pair in ten was linked (at 0.6 three in ten).
     """
     derived = thresholds_for(embedder_name)
-    gates = Gates(same=derived.same, possible=derived.possible)
+    gates = Gates(same=derived.same, possible=derived.possible, attribute_change=derived.floor)
     if supersede_threshold is not None:
         gates = msgspec.structs.replace(gates, same=supersede_threshold)
     return gates
@@ -153,27 +192,24 @@ def words(text: str) -> list[str]:
 
 def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     old_text, new_text = _prepared(old), _prepared(new)
-    b_all = new_text.all_words
     union = len(old_text.folded | new_text.folded)
     shared = len(old_text.folded & new_text.folded) / union if union else 1.0
     a_words, b_words, marked = old_text.words, new_text.words, new_text.marked
     a, b = old_text.lower, new_text.lower
-    # How much of the older text's content the newer one restates: a correction or an update
-    # of a fact speaks of what the fact spoke of (two remarks of one speaker share "I" and
-    # often "now", not their content). Under half, nothing else is looked at.
     old_content = old_text.content
+    # How much of the older text's content the newer one restates: an update of a fact speaks
+    # of what the fact spoke of (two remarks of one speaker share "I" and often "now", not
+    # their content).
     kept = len(old_content & new_text.content)
     restated = kept / len(old_content) if old_content else 1.0
-    if similarity < min(gates.same, gates.possible) or restated < MIN_RESTATED:
+    if similarity < gates.lowest:
         return Judgement(
             verdict="distinct",
             similarity=similarity,
             shared_words=shared,
             removed=sorted(old_content - new_text.content),
             added=sorted(new_text.content - old_content),
-            reason="dissimilar"
-            if similarity < min(gates.same, gates.possible)
-            else "other_content",
+            reason="dissimilar",
         )
     regions = [op for op in _opcodes(a, b) if op[0] != "equal"]
     removed = [w for _, i1, i2, _, _ in regions for w in a_words[i1:i2]]
@@ -189,41 +225,88 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
             reason=reason,
         )
 
-    def unsure(reason: str) -> Judgement:
-        """Maybe an update, not sure enough to hide the older text: linked if close enough."""
-        return verdict("possible" if similarity >= gates.possible else "distinct", reason)
-
-    if not regions:
-        return verdict("same", "restated")
-    if _identity_replaced(regions, a_words, b_words):
-        return unsure("other_identifier") if marked else verdict("distinct", "other_identifier")
+    # Certain: the newer text keeps every word the older one said (only a word saying when,
+    # a negation or detail after its end added). Only then is the older hidden.
+    if similarity >= gates.same:
+        certain = _certain(old_text, new_text)
+        if certain is not None:
+            return verdict("same", certain)
+    if not regions:  # the same words once the change words are left out: an update
+        gate = gates.same if marked else gates.possible
+        return verdict("possible" if similarity >= gate else "distinct", "marked_change")
+    # Another thing: never linked, whatever the words say of a change.
     first = regions[0]
+    replaced = _identity_replaced(regions, a_words, b_words)
+    if replaced is not None and (not marked or _in_subject(a, replaced[1])):
+        return verdict("distinct", "other_identifier")
     if (
         _subject(a) != _subject(b)
         or (first[0] == "replace" and not _anchored(a[: first[1]]))
         or _subject_head_changed(a, first)
+        or _subject_name_replaced(a_words, b_words, first)
+        or _possessed_instead(a, b, first)
     ):
-        return unsure("other_subject") if marked else verdict("distinct", "other_subject")
-    if similarity < gates.same:
-        return unsure("close")
-    if any(w.lower() in ADDITIVE_WORDS for w in b_all):
-        return unsure("additive")
-    if _negated(removed, added):
-        return verdict("same", "negation")
-    if len(regions) == 1 and first[0] == "insert":
-        return verdict("same", "more_detail")
+        return verdict("distinct", "other_subject")
+    # Several separate stretches of one template filled otherwise ("Pin requests to 2.31 in
+    # atlas ..." / "Pin httpx to 0.27 in borealis ..."): another instance of the template.
+    if len(regions) > MAX_CHANGED_STRETCHES and not _all_quantities(regions, a_words, b_words):
+        return verdict("distinct", "several_changes")
+    # Maybe an update: kept beside the older text, linked, ranked first. A link hides
+    # nothing, so its gates are generous: a text that says it is a change needs only the gate
+    # that keeps unrelated texts apart, and one whose change word names the very attribute
+    # the older states (moved / lives) may share no more of its words than the subject.
+    attribute = _attribute_changed(old_text, new_text)
+    if restated < MIN_RESTATED and not attribute:
+        return verdict("distinct", "other_content")
+    gate = gates.same if marked else gates.possible
+    if attribute:
+        gate = gates.same if gates.attribute_change is None else gates.attribute_change
+    if similarity < gate:
+        return verdict("distinct", "close")
+    if replaced is not None:
+        return verdict("possible", "other_identifier")
+    if any(w.lower() in ADDITIVE_WORDS for w in new_text.all_words):
+        return verdict("possible", "additive")
     if marked:
-        return verdict("same", "marked_change")
+        return verdict("possible", "marked_change")
     if all(op[0] == "replace" for op in regions) and _all_quantities(regions, a_words, b_words):
-        return verdict("same", "new_quantity")
+        return verdict("possible", "new_quantity")
     if len(regions) == 1 and first[0] == "replace" and _single_valued(a, first):
-        return verdict("same", "new_value")
-    return unsure("several_changes" if len(regions) > 1 else "other_value")
+        return verdict("possible", "new_value")
+    return verdict("possible", "several_changes" if len(regions) > 1 else "other_value")
+
+
+def _attribute_changed(old: _Prepared, new: _Prepared) -> bool:
+    """Whether the newer text's change word names the change of an attribute the older one
+    states ("Alice now lives in Porto" / "Alice moved to Berlin": moving changes where one
+    lives; turning 34 changes one's age), both about the same named subject."""
+    subject = _subject(old.lower)
+    if subject is None or subject in SUBJECT_PRONOUNS or subject != _subject(new.lower):
+        return False
+    stated = set(old.plain)
+    return any(stated & ATTRIBUTE_OF_CHANGE.get(w, frozenset()) for w in new.plain)
+
+
+def _certain(old: _Prepared, new: _Prepared) -> str | None:
+    """Why the newer text surely loses nothing the older one said, or None: the same words
+    (a word saying *now* or *actually* aside), a negation added or dropped and nothing else,
+    or words appended after the older text's last one."""
+    a, b = old.plain, new.plain
+    regions = [op for op in _opcodes(a, b) if op[0] != "equal"]
+    if not regions:
+        return "restated"
+    if _negated(a, b, regions):
+        return "negation"
+    if len(regions) == 1 and _appended(a, b, regions[0], new.raw):
+        return "more_detail"
+    return None
 
 
 class _Prepared(NamedTuple):
+    raw: str  # as given
     all_words: list[str]  # as written
     folded: frozenset[str]  # every word, case folded
+    plain: list[str]  # case folded, without the words that only say when (now, actually)
     words: list[str]  # without the change and time words
     lower: list[str]  # those, case folded
     content: frozenset[str]  # those that carry content (see ``_content``)
@@ -237,9 +320,13 @@ def _prepared(text: str) -> _Prepared:
     all_words = words(text)
     kept, marked = _without_change_words(all_words)
     lower = [w.lower() for w in kept]
+    folded_words = [w.lower() for w in all_words]
+    timeless = _positions(folded_words, WHEN_WORDS, WHEN_PHRASES)
     return _Prepared(
+        raw=text,
         all_words=all_words,
-        folded=frozenset(w.lower() for w in all_words),
+        folded=frozenset(folded_words),
+        plain=[w for at, w in enumerate(folded_words) if at not in timeless],
         words=kept,
         lower=lower,
         content=frozenset(_content(lower)),
@@ -360,14 +447,37 @@ def _subject(text: list[str]) -> str | None:
 
 def _identity_replaced(
     regions: list[tuple[str, int, int, int, int]], a: list[str], b: list[str]
+) -> tuple[str, int, int, int, int] | None:
+    """The first changed stretch that swaps one identifier for another."""
+    for region in regions:
+        tag, i1, i2, j1, j2 = region
+        if tag == "replace" and _has_identity(a, i1, i2) and _has_identity(b, j1, j2):
+            return region
+    return None
+
+
+def _in_subject(a: list[str], at: int) -> bool:
+    """Whether word ``at`` of a folded text is still in the noun phrase it opens with: no word
+    before it but content words and determiners ("Invoice 4471", "Kafka broker 1")."""
+    return all(w in DETERMINERS or w not in FUNCTION_WORDS for w in a[:at])
+
+
+def _possessed_instead(a: list[str], b: list[str], region: tuple[str, int, int, int, int]) -> bool:
+    """A possessive inserted in the opening noun phrase: the newer text speaks of something
+    of the older's subject ("Alice is vegan" / "Alice's mum is not vegan")."""
+    tag, i1, _, j1, _ = region
+    return tag == "insert" and b[j1] == "'s" and _in_subject(a, i1)
+
+
+def _subject_name_replaced(
+    a: list[str], b: list[str], region: tuple[str, int, int, int, int]
 ) -> bool:
-    """A changed stretch that swaps one identifier for another."""
-    for tag, i1, i2, j1, j2 in regions:
-        if tag != "replace":
-            continue
-        if _has_identity(a, i1, i2) and _has_identity(b, j1, j2):
-            return True
-    return False
+    """A name swapped for another inside the opening noun phrase, after a name they share
+    ("Alice Moreau ..." / "Alice Kowalski ..."): two people who share a first name."""
+    tag, i1, _, j1, _ = region
+    if tag != "replace" or i1 == 0 or not (a[i1][:1].isupper() and b[j1][:1].isupper()):
+        return False
+    return all(w.lower() in DETERMINERS or w[:1].isupper() for w in a[:i1])
 
 
 def _has_identity(text: list[str], start: int, end: int) -> bool:
@@ -393,8 +503,31 @@ def _looks_like_identifier(word: str) -> bool:
     return has_alpha and (has_digit or "_" in word)
 
 
-def _negated(removed: list[str], added: list[str]) -> bool:
-    """The change adds or drops a negation and little else."""
-    changed = [w.lower() for w in removed + added]
-    negations = [w for w in changed if w in NEGATIONS or w == "n't"]
-    return bool(negations) and len(changed) - len(negations) <= 2
+def _negated(a: list[str], b: list[str], regions: list[tuple[str, int, int, int, int]]) -> bool:
+    """The change adds or drops a negation and nothing else: the same content words, but for
+    an inflection ("likes" / "does not like")."""
+    changed = [w for _, i1, i2, j1, j2 in regions for w in a[i1:i2] + b[j1:j2]]
+    if not any(w in NEGATIONS for w in changed):
+        return False
+    return _stems_of(a) == _stems_of(b)
+
+
+def _stems_of(text: list[str]) -> set[str]:
+    """The content words of a folded text (pronouns included: a negation keeps the subject),
+    a plural or third-person "s" left off."""
+    return {
+        w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+        for w in text
+        if w not in NEGATIONS and (w not in FUNCTION_WORDS or w in SUBJECT_PRONOUNS)
+    }
+
+
+def _appended(a: list[str], b: list[str], region: tuple[str, int, int, int, int], raw: str) -> bool:
+    """Words added after the older text's last word, not bound to it: detail on what it said
+    ("I have a dog" / "... a dog named Rex"), not another thing named after it ("atlas" /
+    "atlas-web", "the Go team" / "the Go team's lead")."""
+    tag, i1, _, j1, _ = region
+    if tag != "insert" or i1 != len(a) or not a or b[j1] in BINDING_WORDS:
+        return False
+    joined = re.compile(re.escape(a[-1]) + r"[-_/.'\u2019@]\w", re.IGNORECASE)
+    return joined.search(raw) is None

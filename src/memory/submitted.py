@@ -22,6 +22,8 @@ class WriteOutcome(msgspec.Struct, frozen=True, kw_only=True):
     similarity: float | None = None
     seq: int = 0
     possibly_updates: str | None = None  # the memory a new chain was linked to
+    # The memory newer in fact time that a back-dated write was linked under (it stays served).
+    possibly_outdated_by: str | None = None
     reason: str | None = None  # the judgement's code, for a supersede or a link
     flags: tuple[str, ...] = ()  # the poisoning detector's reasons, when it flagged the text
 

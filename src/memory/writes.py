@@ -12,6 +12,7 @@ the projections plus the heads still in flight.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Literal, Protocol
@@ -20,6 +21,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from ..clock import parse_instant
 from ..embedding.port import Embedder, from_bytes
 from ..errors import KeyDestroyed, MemoryForgotten, NotFound, VersionConflict
 from ..eventlog import Actor, Appended, Draft, Sealer
@@ -86,8 +88,8 @@ class Writes:
         self._gates = gates
         # A local model asked about unsure pairs, when the user turned arbitration on.
         self.arbiter: Arbiter | None = None
-        # Neighbours under both gates are never judged: not asked for.
-        self._at_least = min(gates.same, gates.possible)
+        # Neighbours under every gate are never judged: not asked for.
+        self._at_least = gates.lowest
 
     def write(
         self, container_tag: str, items: Sequence[NewMemory], actor: Actor
@@ -206,7 +208,7 @@ class Writes:
         the projection with that content); a new chain takes its id (and ready key) from
         ``fresh_ids``."""
         if item.supersedes is not None:
-            return self._explicit(container_tag, item, digest, vector, batch)
+            return self._explicit(container_tag, item, digest, vector, batch, fresh_ids)
         head = batch.with_hash(digest)  # the batch's own chains first: they are the newest
         if head is not None:
             return _dedup(container_tag, head.memory_id, head.version_id, head.version)
@@ -219,6 +221,18 @@ class Writes:
         )
         if same is not None:
             head, judgement, _ = same
+            if _older_fact(item, head):
+                return self._backdated(
+                    container_tag,
+                    item,
+                    digest,
+                    vector,
+                    head,
+                    judgement,
+                    "automatic",
+                    batch,
+                    fresh_ids,
+                )
             evidence = self._evidence(head.memory_id, judgement, "automatic")
             return self._supersede(
                 container_tag, item, vector, head, judgement.similarity, batch, evidence
@@ -227,7 +241,7 @@ class Writes:
         if possible is not None and self.arbiter is not None:
             head, judgement, text = possible
             arbitration = self.arbiter.arbitrate(text, item.content)
-            if arbitration.ruling in ("same", "update"):
+            if arbitration.ruling in ("same", "update") and not _older_fact(item, head):
                 evidence = self._evidence(
                     head.memory_id, judgement, "arbiter", f"arbiter_{arbitration.ruling}"
                 )
@@ -246,7 +260,7 @@ class Writes:
                 **version_fields(self._sealer, memory_subject(memory_id), item, vector),
             )
         ]
-        batch.add(Head(memory_id, version_id, 1, digest, vector, item.content))
+        batch.add(Head(memory_id, version_id, 1, digest, vector, item.content, _fact_time(item)))
         outcome = WriteOutcome(
             memory_id=memory_id, version_id=version_id, version=1, status="created"
         )
@@ -255,7 +269,17 @@ class Writes:
             events.append(self._arbitrated(container_tag, head, version_id, arbitration))
             if arbitration.ruling == "different":
                 return events, outcome  # both hold, the model says: not linked
-        if possible is not None:
+        if possible is not None and _older_fact(item, possible[0]):
+            # Maybe an update, but of a fact newer than this one: the link runs the other way.
+            head, judgement, _ = possible
+            events.append(self._linked(container_tag, head, memory_id, version_id, judgement))
+            outcome = msgspec.structs.replace(
+                outcome,
+                possibly_outdated_by=head.memory_id,
+                similarity=judgement.similarity,
+                reason="older_fact_time",
+            )
+        elif possible is not None:
             head, judgement, _ = possible
             events.append(
                 MemoryLinked(
@@ -313,9 +337,11 @@ class Writes:
         digest: str,
         vector: npt.NDArray[np.float32],
         batch: Heads,
+        fresh_ids: list[str],
     ) -> tuple[list[AnyEvent], WriteOutcome]:
         """The write names the memory it corrects: the next version of that chain (or, for
-        its own latest text, a duplicate of it)."""
+        its own latest text, a duplicate of it); unless its fact is older than the chain's,
+        which stays served, the write kept beside it as an older memory."""
         memory_id = item.supersedes
         assert memory_id is not None
         head = batch.get(memory_id)
@@ -331,7 +357,12 @@ class Writes:
                 raise MemoryForgotten(f"memory {memory_id!r} is forgotten: restore it first")
             text = latest.content or ""
             head = Head(
-                latest.memory_id, latest.version_id, latest.version, content_hash(text), None
+                latest.memory_id,
+                latest.version_id,
+                latest.version,
+                content_hash(text),
+                None,
+                observed_at=latest.observed_at,
             )
             stored = dict(self._memories.vectors_of([latest.row_id])).get(latest.row_id)
             target_vector = None if stored is None else unit(from_bytes(stored).reshape(1, -1))[0]
@@ -343,8 +374,68 @@ class Writes:
             return _dedup(container_tag, head.memory_id, head.version_id, head.version)
         similarity = 0.0 if target_vector is None else float(target_vector @ vector)
         judgement = judge(text, item.content, similarity, self._gates)
+        if _older_fact(item, head):
+            return self._backdated(
+                container_tag, item, digest, vector, head, judgement, "explicit", batch, fresh_ids
+            )
         evidence = self._evidence(memory_id, judgement, "explicit")
         return self._supersede(container_tag, item, vector, head, similarity, batch, evidence)
+
+    def _backdated(
+        self,
+        container_tag: str,
+        item: NewMemory,
+        digest: str,
+        vector: npt.NDArray[np.float32],
+        newer: Head,
+        judgement: Judgement,
+        rule: Literal["automatic", "explicit"],
+        batch: Heads,
+        fresh_ids: list[str],
+    ) -> tuple[list[AnyEvent], WriteOutcome]:
+        """A write that would correct ``newer`` but states an older fact: it never becomes
+        what is served. A chain of its own, linked as possibly outdated by ``newer``, so
+        recall ranks ``newer`` above it and marks it."""
+        memory_id = fresh_ids.pop()
+        version_id = new_id("ver")
+        written = MemoryWritten(
+            memory_id=memory_id,
+            version_id=version_id,
+            container_tag=container_tag,
+            **version_fields(self._sealer, memory_subject(memory_id), item, vector),
+        )
+        linked = self._linked(container_tag, newer, memory_id, version_id, judgement, rule)
+        batch.add(Head(memory_id, version_id, 1, digest, vector, item.content, _fact_time(item)))
+        return [written, linked], WriteOutcome(
+            memory_id=memory_id,
+            version_id=version_id,
+            version=1,
+            status="created",
+            similarity=judgement.similarity,
+            possibly_outdated_by=newer.memory_id,
+            reason="older_fact_time",
+        )
+
+    def _linked(
+        self,
+        container_tag: str,
+        newer: Head,
+        memory_id: str,
+        version_id: str,
+        judgement: Judgement,
+        rule: Literal["automatic", "explicit"] = "automatic",
+    ) -> MemoryLinked:
+        """The link of a written version under ``newer``, newer in fact time: the evidence
+        sealed under the written memory's key, as the write's own."""
+        return MemoryLinked(
+            memory_id=newer.memory_id,
+            version_id=newer.version_id,
+            target_memory_id=memory_id,
+            target_version_id=version_id,
+            container_tag=container_tag,
+            similarity=judgement.similarity,
+            evidence=self._evidence(memory_id, judgement, rule, "older_fact_time"),
+        )
 
     def _arbitrated(
         self, container_tag: str, head: Head, version_id: str, arbitration: Arbitration
@@ -411,6 +502,7 @@ class Writes:
                 content_hash(item.content),
                 vector,
                 item.content,
+                _fact_time(item),
             )
         )
         return [event], WriteOutcome(
@@ -450,4 +542,18 @@ def _live_latest(row: VersionRow) -> bool:
 
 
 def _head_of(row: VersionRow) -> Head:
-    return Head(row.memory_id, row.version_id, row.version, "", None)
+    return Head(row.memory_id, row.version_id, row.version, "", None, observed_at=row.observed_at)
+
+
+def _fact_time(item: NewMemory) -> int | None:
+    """When the write says its fact was true (UTC ns), or None: when it is recorded."""
+    return None if item.observed_at is None else parse_instant(item.observed_at)
+
+
+def _older_fact(item: NewMemory, head: Head) -> bool:
+    """Whether the write's fact was true before the fact of ``head``: then it never replaces
+    it. A time not given is the time of recording, that is now."""
+    now = time.time_ns()
+    written = _fact_time(item)
+    current = head.observed_at
+    return (now if written is None else written) < (now if current is None else current)

@@ -7,10 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mnemolog.embedding import open_embedder
 from mnemolog.memory.calibration import SHIPPED
-from mnemolog.memory.sameness import Gates, gates_for, judge, words
+from mnemolog.memory.sameness import FUNCTION_WORDS, NEGATIONS, Gates, gates_for, judge, words
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "write_pairs"
 OPEN = Gates(same=0.0, possible=0.0)  # the rules alone, whatever the similarity
@@ -20,11 +22,73 @@ OPEN = Gates(same=0.0, possible=0.0)  # the rules alone, whatever the similarity
     ("old", "new", "verdict", "reason"),
     [
         ("John prefers dark mode", "John prefers  dark mode.", "same", "restated"),
-        ("John prefers dark mode", "John prefers light mode", "same", "new_value"),
-        ("I live in Berlin", "I live in Munich now", "same", "marked_change"),
-        ("I have 3 cats.", "I have 4 cats.", "same", "new_quantity"),
+        ("John prefers dark mode", "John prefers light mode", "possible", "new_value"),
+        ("I live in Berlin", "I live in Munich now", "possible", "marked_change"),
+        ("I have 3 cats.", "I have 4 cats.", "possible", "new_quantity"),
         ("I have a dog", "I have a dog named Rex, a beagle", "same", "more_detail"),
         ("I like coffee", "I don't like coffee", "same", "negation"),
+        ("Alice likes tea", "Alice doesn't like tea", "same", "negation"),
+        (
+            "Alice now lives in Porto",
+            "Alice lives in Porto with her partner",
+            "same",
+            "more_detail",
+        ),
+        # Another thing named after the older one's last word, or something of its subject.
+        ("Deploy atlas", "Deploy atlas-web", "possible", "other_value"),
+        ("Alice is vegan", "Alice's mum isn't vegan", "distinct", "other_subject"),
+        (
+            "Alice is on the Go team",
+            "Alice is on the Go team's waitlist",
+            "possible",
+            "other_value",
+        ),
+        # Change words about another thing are no evidence of identity.
+        (
+            "Alice Moreau moved to Lisbon and now works on the Rust team.",
+            "Alice Kowalski moved to Oslo and now works on the Go team.",
+            "distinct",
+            "other_subject",
+        ),
+        (
+            "Pin requests to 2.31 in atlas because the license changed upstream.",
+            "Pin httpx to 0.27 in borealis because the license changed upstream.",
+            "distinct",
+            "several_changes",
+        ),
+        (
+            "Invoice 4471 for Acme changed status to paid.",
+            "Invoice 5312 for Globex changed status to overdue.",
+            "distinct",
+            "other_identifier",
+        ),
+        (
+            "Marta switched to night shifts at the Leeds plant.",
+            "Jonas switched to early shifts at the Porto plant.",
+            "distinct",
+            "other_subject",
+        ),
+        # Corrections as people write them: linked, never hidden.
+        (
+            "My locker code ends in 4417.",
+            "My new locker code ends in 9082.",
+            "possible",
+            "marked_change",
+        ),
+        ("Priya is 33 years old.", "Priya turned 34 last week.", "possible", "marked_change"),
+        (
+            "The dentist appointment is on Tuesday at 3pm.",
+            "The dentist appointment moved to Friday at 10am.",
+            "possible",
+            "marked_change",
+        ),
+        ("Ravi works as a nurse.", "Ravi now works in finance.", "possible", "marked_change"),
+        (
+            "Alice now lives in Porto.",
+            "Actually Alice moved to Berlin last month.",
+            "possible",
+            "marked_change",
+        ),
         (
             "The alpha service listens on port 5432.",
             "The beta service listens on port 5432.",
@@ -68,7 +132,12 @@ OPEN = Gates(same=0.0, possible=0.0)  # the rules alone, whatever the similarity
             "distinct",
             "other_subject",
         ),
-        ("Maria's dog is called Rex.", "Maria's dog is called Max.", "possible", "other_value"),
+        (
+            "Maria's dog is called Rex.",
+            "Maria's dog is called Max.",
+            "distinct",
+            "other_identifier",
+        ),
         # Conversation: a number of an item is no amount, "for a month now" is no change.
         ("More detail on 1.", "More detail on 5.", "possible", "other_value"),
         (
@@ -92,6 +161,41 @@ OPEN = Gates(same=0.0, possible=0.0)  # the rules alone, whatever the similarity
 def test_each_rule_on_the_pair_it_is_for(old: str, new: str, verdict: str, reason: str) -> None:
     judgement = judge(old, new, 0.9, OPEN)
     assert (judgement.verdict, judgement.reason) == (verdict, reason)
+
+
+_TEXT = (
+    "Alice Bob Priya the a my her team Go Rust Porto Berlin lives works in at on is was not"
+    " now new moved changed prefers tea coffee 3 4 pm cats dog named Rex and with 's of"
+)
+_VOCABULARY = tuple(_TEXT.split())
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(_VOCABULARY), min_size=1, max_size=8),
+    st.lists(st.sampled_from(_VOCABULARY), min_size=1, max_size=10),
+)
+def test_only_a_text_that_keeps_every_word_of_the_older_hides_it(
+    old: list[str], new: list[str]
+) -> None:
+    """Whatever the texts, a supersede (``same``) keeps every content word of the older text:
+    nothing it said is lost."""
+    judgement = judge(" ".join(old), " ".join(new), 1.0, OPEN)
+    if judgement.verdict == "same":
+        kept = {w.lower() for w in words(" ".join(new))}
+        said = {w.lower() for w in words(" ".join(old))} - FUNCTION_WORDS - NEGATIONS
+        assert {w.rstrip("s") for w in said} <= {w.rstrip("s") for w in kept}
+
+
+def test_attribute_change_links_at_the_lower_gate() -> None:
+    """A change word naming the attribute the older text states links at the attribute
+    gate, however few words the two texts share; a change of another attribute does not."""
+    gates = Gates(same=0.5, possible=0.75, attribute_change=0.3)
+    moved = ("Alice now lives in Porto.", "Actually Alice moved to Berlin last month.")
+    assert judge(*moved, 0.42, gates).verdict == "possible"
+    assert judge(*moved, 0.29, gates).verdict == "distinct"
+    other = ("Alice is allergic to peanuts.", "Alice now plays tennis on Sundays.")
+    assert judge(*other, 0.9, gates).verdict == "distinct"
 
 
 def test_the_evidence_names_the_words_that_differ() -> None:
