@@ -40,15 +40,15 @@ class Gates(msgspec.Struct, frozen=True, kw_only=True):
 
     same: float  # to be judged the same fact; a marked change of it, to be linked
     possible: float  # to be linked as a possible update
-    # To be linked when the newer text names the change of the very attribute the older one
-    # states ("... lives in Porto" / "... moved to Berlin"); None: ``same``.
-    attribute_change: float | None = None
+    # To be linked when the newer text says it is a change ("now", "moved", "new"): the
+    # cosine that keeps unrelated texts apart is enough, the words carry the rest. None: ``same``.
+    marked: float | None = None
 
     @property
     def lowest(self) -> float:
         """Under this, no pair is judged: it is dissimilar."""
         low = min(self.same, self.possible)
-        return low if self.attribute_change is None else min(low, self.attribute_change)
+        return low if self.marked is None else min(low, self.marked)
 
 
 class Judgement(msgspec.Struct, frozen=True, kw_only=True):
@@ -162,7 +162,7 @@ def gates_for(embedder_name: str, supersede_threshold: float | None = None) -> G
     about 80%), and one distinct pair in ten was linked (at 0.6 three in ten).
     """
     derived = thresholds_for(embedder_name)
-    gates = Gates(same=derived.same, possible=derived.possible, attribute_change=derived.floor)
+    gates = Gates(same=derived.same, possible=derived.possible, marked=derived.floor)
     if supersede_threshold is not None:
         gates = msgspec.structs.replace(gates, same=supersede_threshold)
     return gates
@@ -232,7 +232,9 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
         if certain is not None:
             return verdict("same", certain)
     if not regions:  # the same words once the change words are left out: an update
-        gate = gates.same if marked else gates.possible
+        gate = (
+            gates.possible if not marked else gates.same if gates.marked is None else gates.marked
+        )
         return verdict("possible" if similarity >= gate else "distinct", "marked_change")
     # Another thing: never linked, whatever the words say of a change.
     first = regions[0]
@@ -258,9 +260,9 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     attribute = _attribute_changed(old_text, new_text)
     if restated < MIN_RESTATED and not attribute:
         return verdict("distinct", "other_content")
-    gate = gates.same if marked else gates.possible
-    if attribute:
-        gate = gates.same if gates.attribute_change is None else gates.attribute_change
+    gate = gates.possible
+    if marked or attribute:
+        gate = gates.same if gates.marked is None else gates.marked
     if similarity < gate:
         return verdict("distinct", "close")
     if replaced is not None:

@@ -187,10 +187,10 @@ def test_only_a_text_that_keeps_every_word_of_the_older_hides_it(
         assert {w.rstrip("s") for w in said} <= {w.rstrip("s") for w in kept}
 
 
-def test_attribute_change_links_at_the_lower_gate() -> None:
-    """A change word naming the attribute the older text states links at the attribute
-    gate, however few words the two texts share; a change of another attribute does not."""
-    gates = Gates(same=0.5, possible=0.75, attribute_change=0.3)
+def test_an_attribute_change_links_at_the_gate_of_marked_changes() -> None:
+    """A change word naming the attribute the older text states links at the gate of marked
+    changes, however few words the two texts share; a change of another attribute does not."""
+    gates = Gates(same=0.5, possible=0.75, marked=0.3)
     moved = ("Alice now lives in Porto.", "Actually Alice moved to Berlin last month.")
     assert judge(*moved, 0.42, gates).verdict == "possible"
     assert judge(*moved, 0.29, gates).verdict == "distinct"
