@@ -171,12 +171,19 @@ def test_facts_about_different_things_sharing_a_template_are_all_kept(
         assert f"The {name} service" in served(client, "c-template", f"{name} service port")[0]
 
 
-def test_a_correction_of_a_value_still_supersedes(server: tuple[httpx.Client, Path]) -> None:
+def test_a_new_value_is_linked_and_served_first_never_hidden(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    """A new value may correct the older one, or not (two modes may both be preferred): only
+    a named correction hides the older text; the write decision links it, newer first."""
     client, _ = server
     (first,) = written(client, "c-value", {"content": "John prefers dark mode"})
     (second,) = written(client, "c-value", {"content": "John prefers light mode"})
-    assert (second["status"], second["id"]) == ("superseded", first["id"])
-    assert served(client, "c-value", "which mode does John prefer") == ["John prefers light mode"]
+    assert (second["status"], second["possiblyUpdates"]) == ("created", first["id"])
+    assert served(client, "c-value", "which mode does John prefer") == [
+        "John prefers light mode",
+        "John prefers dark mode",
+    ]
 
 
 def test_an_unsure_update_keeps_both_linked_and_the_newer_first(

@@ -35,6 +35,15 @@ def write(client: httpx.Client, tag: str, *contents: str) -> list[dict[str, obje
     return memories
 
 
+def named(client: httpx.Client, tag: str, content: str, corrects: str) -> list[dict[str, object]]:
+    """A write that names the memory it corrects (``supersedes``)."""
+    body = {"containerTag": tag, "memories": [{"content": content, "supersedes": corrects}]}
+    response = client.post("/memories", json=body)
+    assert response.status_code == 200, response.text
+    memories: list[dict[str, object]] = response.json()["memories"]
+    return memories
+
+
 def search(client: httpx.Client, tag: str, q: str, **extra: object) -> httpx.Response:
     return client.post("/search", json={"q": q, "containerTag": tag, **extra})
 
@@ -45,7 +54,7 @@ def test_write_dedup_supersede_make_one_gapless_chain(server: tuple[httpx.Client
     assert (first["status"], first["version"]) == ("created", 1)
     (again,) = write(client, "u-chain", "John prefers  dark mode")
     assert (again["status"], again["id"]) == ("deduplicated", first["id"])
-    (corrected,) = write(client, "u-chain", "John prefers light mode")
+    (corrected,) = named(client, "u-chain", "John prefers light mode", first["id"])
     assert (corrected["status"], corrected["id"], corrected["version"]) == (
         "superseded",
         first["id"],
@@ -77,7 +86,7 @@ def test_recall_serves_the_newest_version_and_as_of_the_old(
     time.sleep(0.01)
     between = client.get(f"/memories/{first['id']}").json()["versions"][0]["validFrom"]
     time.sleep(0.01)
-    (moved,) = write(client, "u-asof", "Ada lives in Munich")
+    (moved,) = named(client, "u-asof", "Ada lives in Munich", first["id"])
     assert moved["status"] == "superseded"
 
     now = search(client, "u-asof", "where does Ada live")

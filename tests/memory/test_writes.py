@@ -71,11 +71,14 @@ def test_concurrent_writers_to_one_container_keep_chains_whole(runtime: Runtime)
 
 
 def test_near_duplicate_supersedes_only_a_restatement(runtime: Runtime) -> None:
-    """Cosine at or above the threshold supersedes only when the texts share most words."""
+    """A close text supersedes only when it keeps every word of the older one; a new value
+    is linked beside it."""
     write = runtime.core.writes.write
     (first,) = write("facts", [NewMemory(content="John prefers dark mode")], ACTOR)
     (fixed,) = write("facts", [NewMemory(content="John prefers light mode")], ACTOR)
-    assert (fixed.status, fixed.memory_id, fixed.version) == ("superseded", first.memory_id, 2)
+    assert (fixed.status, fixed.possibly_updates) == ("created", first.memory_id)
+    (detail,) = write("facts", [NewMemory(content="John prefers light mode in the evening")], ACTOR)
+    assert (detail.status, detail.memory_id, detail.version) == ("superseded", fixed.memory_id, 2)
 
     # Close in embedding space (cosine about 0.88 with the quality tier), but another remark
     # by another speaker: two memories, apart or in one batch.
