@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
+from ..clock import parse_instant
 from ..embedding.port import Embedder
 from ..errors import KeyDestroyed, NotFound, VersionConflict
 from ..eventlog import Actor, Draft, KeyStore, Sealer
@@ -32,6 +33,7 @@ from .splitting import Splits
 from .submitted import WriteOutcome
 from .trust import Trust
 from .versions import NewMemory, new_id, version_fields
+from .writes import Writes
 
 
 class Chains:
@@ -45,8 +47,10 @@ class Chains:
         memories: MemoryProjection,
         embedder: Embedder,
         splits: Splits,
+        writes: Writes,
         trust: Trust | None = None,
     ) -> None:
+        self._writes = writes
         self._trust = trust
         self._splits = splits
         self._recorder = recorder
@@ -65,9 +69,23 @@ class Chains:
         expected_version: int | None = None,
     ) -> WriteOutcome:
         """A new version with new content (PATCH): never a mutation; flagged like a write
-        when the poisoning detector flags its text."""
+        when the poisoning detector flags its text. An edit whose fact (``observed_at``) is
+        older than the chain's latest never becomes what is served: it is written as a
+        correction named of the chain, which keeps it beside the chain as an older memory."""
         self._refuse(actor)
-        container_tag = self._existing(memory_id).container_tag
+        existing = self._existing(memory_id)
+        container_tag = existing.container_tag
+        current = self._memories.latest(memory_id)
+        if (
+            item.observed_at is not None
+            and current is not None
+            and parse_instant(item.observed_at) < current.observed_at
+        ):
+            named = msgspec.structs.replace(
+                item, supersedes=memory_id, expected_version=expected_version
+            )
+            (outcome,) = self._writes.write(container_tag, [named], actor)
+            return outcome
         vector = self._embedder.embed([item.content])[0]
         verdict = detect(item.content)
         with self._gate.lock(container_tag):

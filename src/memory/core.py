@@ -153,6 +153,7 @@ class Core:
             memories=self.memories,
             embedder=self.embedder,
             splits=self.splits,
+            writes=self.writes,
             trust=self.trust,
         )
         self.ingest = Ingest(

@@ -297,6 +297,28 @@ def test_a_back_dated_named_correction_never_replaces_a_newer_fact(
     assert (latest["content"], latest["validTo"]) == ("Zed prefers tea", None)
 
 
+def test_a_back_dated_edit_never_replaces_a_newer_fact(default: httpx.Client) -> None:
+    """PATCH with an older observedAt keeps the chain's latest version: the edit is kept as
+    an older memory the chain may update, and a search serves the chain's value first."""
+    tag = fresh_tag("back-dated-edit")
+    write_fillers(default, tag)
+    tea = write(default, tag, "Zed prefers tea")
+    patched = default.patch(
+        f"/memories/{tea['id']}",
+        json={"content": "Zed prefers coffee", "observedAt": "2025-01-01T00:00:00Z"},
+    )
+    assert patched.status_code == 200, patched.text
+    chain = patched.json()
+    assert [v["content"] for v in chain["versions"]] == ["Zed prefers tea"]
+    (older,) = chain["possiblyUpdates"]
+    kept = default.get(f"/memories/{older['id']}").json()
+    assert [v["content"] for v in kept["versions"]] == ["Zed prefers coffee"]
+    assert [link["id"] for link in kept["possiblyUpdatedBy"]] == [tea["id"]]
+    hits = search(default, tag, "What does Zed prefer to drink?", 10)
+    assert [h["content"] for h in hits][:2] == ["Zed prefers tea", "Zed prefers coffee"]
+    assert hits[1]["possiblyOutdatedBy"] == [tea["id"]]
+
+
 def test_the_fact_observed_last_is_served_first_whatever_the_write_order(
     default: httpx.Client,
 ) -> None:
