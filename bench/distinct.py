@@ -1,21 +1,36 @@
-"""Distinct facts that share a template: does the store keep, and recall, every one of them?
+"""Distinct facts that share a template, and corrections among them: does the store keep and
+recall every fact, and serve each correction first?
 
 A memory layer's first promise is that what it was told, it recalls. The write decision makes a
 new memory the next version of an older one (``superseded``: the older text is hidden) when the
-two are similar enough, and facts built on one template but about different named things
-("The velaro service uses Redis and listens on port 8080." / "The quintos service uses Redis
-and listens on port 8080.") are the hard case for that rule. For each embedder tier and size,
-N such facts, every one naming its own thing by a name unique across the set, are written into
-one container of a fresh ``mnemolog serve`` child: the first ``--single`` facts one memory per
-request, the rest in batches. The statuses the server answered are counted, then a sample of
-questions that name the thing ("Which port does the velaro service listen on?") is searched:
-hit@1 and hit@10 count the fact's own memory id *serving the fact's own text* (a superseded
-chain serves the newer text). The same facts and questions go through an in-memory SQLite FTS5
-table (porter unicode61, the question's words OR-ed, ranked by bm25) as the baseline. Prints
-its figures; asserts nothing.
+two are similar enough, or links it to the older one as a possible update (``created`` with
+``possiblyUpdates``: both served, the newer first). Facts built on one template but about
+different named things ("The velaro service uses Redis and listens on port 8080." / "The quintos
+service uses Redis and listens on port 8080.") are the hard case for the first, and a newer text
+that corrects an older one ("Zed prefers tea." / "Zed prefers coffee.") is what the rule is for.
+
+For each embedder tier and size, N facts from ``factgen.py`` (50 shapes, every fact naming its
+own thing by a name unique across the set) are written into one container of a fresh
+``mnemolog serve`` child: the first ``--single`` facts one memory per request, the rest in
+batches. The statuses the server answered are counted (``linked``: a ``possiblyUpdates`` link
+between two distinct facts), then a sample of questions that name the thing ("Which port does
+the velaro service listen on?") is searched: hit@1 and hit@10 count the fact's own memory id
+*serving the fact's own text* (a superseded chain serves the newer text), overall and per shape.
+The same facts and questions go through an in-memory SQLite FTS5 table (porter unicode61, the
+question's words OR-ed, ranked by bm25) as the baseline.
+
+Then, in the same container, ``--corrections`` pairs (20 shapes, each with and without a change
+marker in the newer text): every pair's older text one memory per request, then every newer
+text, so that many memories lie between the two of a pair. A pair is ``linked`` when the newer
+was answered ``superseded`` with the older's id or ``possiblyUpdates`` naming it. Each pair's
+question is searched at limits 3, 5 and 10 (and at 10 with ``diversify`` off): the pair is
+*newer first* when the newer text is served and the older is not, or is ranked below it. Where
+both are served, the older's hit should name the newer in ``possiblyOutdatedBy``. Prints its
+figures and the goals met or not; asserts nothing.
 
     .venv/bin/python bench/distinct.py [--tiers fast,quality] [--sizes 10000,100000]
-                                       [--single 2000] [--queries 1000] [--quick] [--json]
+                                       [--single 2000] [--queries 1000] [--corrections 1000]
+                                       [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -32,21 +47,19 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from keepalive import TransportError
+from factgen import Correction, Fact, make_corpus
+from keepalive import KeepAlive, TransportError
 from latency import latency_summary
 from recall import (
     MNEMOLOG,
-    NAMES,
     SEARCH_LIMIT,
-    TEAMS,
     TIERS,
     WARMUP_REQUESTS,
     Server,
-    _words,
     client,
     first_search,
     parse_list,
@@ -58,218 +71,26 @@ DEFAULT_TIERS = ("fast", "quality")
 DEFAULT_SIZES = (10_000, 100_000)
 CONTAINER = "distinct"
 STATUSES = ("created", "superseded", "deduplicated")
-GOAL_HIT10 = 0.99
-
-# --- names ------------------------------------------------------------------------------------
-#
-# Made-up names built from syllables ("velaro", "quintos", "brenadil"), one per fact. A name must
-# stay one distinct term after the baseline's porter stemmer too ("quintos" and "quinto" are
-# one term to it), and must not be, or stem to, any word of the templates and pools.
-
-ONSETS = _words("b c d f g h j k l m n p r s t v z br dr fl gr kr pl st tr qu sh")
-VOWELS = _words("a e i o u a e i o ai")
-CODAS = ["", "", "", "n", "r", "l", "s", "x", "nd", "th"]
-
-
-def _syllable_name(r: random.Random) -> str:
-    parts = [r.choice(ONSETS) + r.choice(VOWELS) for _ in range(r.choice((2, 2, 3)))]
-    return "".join(parts) + r.choice(CODAS)
-
-
-def _stems(words: list[str]) -> list[str]:
-    """Each word's terms under FTS5's ``porter unicode61``, joined by spaces."""
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE w USING fts5(t, tokenize='porter unicode61')")
-    db.executemany("INSERT INTO w(rowid, t) VALUES (?, ?)", enumerate(words, 1))
-    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(w, 'instance')")
-    terms: dict[int, list[str]] = {}
-    for term, doc in db.execute("SELECT term, doc FROM v ORDER BY doc, offset"):
-        terms.setdefault(doc, []).append(term)
-    db.close()
-    return [" ".join(terms.get(n, [])) for n in range(1, len(words) + 1)]
-
-
-def unique_names(count: int, r: random.Random, reserved: set[str]) -> list[str]:
-    """``count`` distinct names, no two with the same stem, none stemming like a reserved word."""
-    taken = set(_stems(sorted(reserved)))
-    names: list[str] = []
-    seen: set[str] = set()
-    while len(names) < count:
-        candidates = []
-        while len(candidates) < (count - len(names)) * 2 + 16:
-            name = _syllable_name(r)
-            if name not in seen and name not in reserved and 5 <= len(name) <= 10:
-                seen.add(name)
-                candidates.append(name)
-        for name, stem in zip(candidates, _stems(candidates), strict=True):
-            if " " not in stem and stem not in taken and len(names) < count:
-                taken.add(stem)
-                names.append(name)
-    return names
-
-
-# --- facts and questions ----------------------------------------------------------------------
-#
-# Eight templates; every slot but the name comes from a small pool, so a fact shares most of its
-# words with the other facts of its template. Each fact comes with one question naming its thing.
-
-LANGUAGES = _words("Python Go Rust TypeScript Java Kotlin Ruby Elixir Scala Swift")
-RULES = [
-    "run the linter before pushing to main",
-    "every pull request needs two approvals",
-    "never force-push to the release branch",
-    "tag each release with a semantic version",
-    "keep the test coverage above 80 percent",
-    "update the changelog with every merge",
-]
-DATABASES = _words("PostgreSQL MySQL Redis MongoDB SQLite Cassandra DynamoDB ClickHouse")
-PORTS = [3000, 4000, 5000, 6000, 7000, 8000, 8080, 8443, 9000, 9090]
-ROLES = [
-    "backend engineer",
-    "product designer",
-    "data scientist",
-    "engineering manager",
-    "site reliability engineer",
-    "technical writer",
-    "QA engineer",
-    "product manager",
-]
-SPECIES = _words("cat dog parrot rabbit hamster tortoise goldfish ferret")
-PET_PLACES = ["kitchen", "hallway", "garden", "living room", "bedroom"]
-REGIONS = _words("eu-west-1 us-east-1 us-west-2 ap-south-1 eu-central-1 ap-northeast-1")
-VERSIONS = [f"{a}.{b}.{c}" for a in (1, 2, 3) for b in (0, 4) for c in (0, 2)]
-PURPOSES = [
-    "nightly backups",
-    "CI builds",
-    "the staging database",
-    "log aggregation",
-    "GPU training jobs",
-    "the internal wiki",
-    "metrics collection",
-    "video transcoding",
-]
-MONTHS = _words("January February March April May June July August September October")
-
-Fact = tuple[str, str, str]  # (template, text, question)
-
-
-def _repo(r: random.Random, name: str) -> Fact:
-    text = f"The {name} repository is written in {r.choice(LANGUAGES)}; {r.choice(RULES)}."
-    q = r.choice(
-        [
-            f"What language is the {name} repository written in?",
-            f"What is the rule for the {name} repository?",
-        ]
-    )
-    return "repo", text, q
-
-
-def _service(r: random.Random, name: str) -> Fact:
-    text = f"The {name} service uses {r.choice(DATABASES)} and listens on port {r.choice(PORTS)}."
-    q = r.choice(
-        [
-            f"Which port does the {name} service listen on?",
-            f"What database does the {name} service use?",
-        ]
-    )
-    return "service", text, q
-
-
-def _person(r: random.Random, name: str) -> Fact:
-    who = f"{r.choice(NAMES)} {name.capitalize()}"
-    text = f"{who} is a {r.choice(ROLES)} on the {r.choice(TEAMS)} team."
-    q = r.choice([f"Which team is {who} on?", f"What is {who}'s role?"])
-    return "person", text, q
-
-
-def _pet(r: random.Random, name: str) -> Fact:
-    pet = name.capitalize()
-    text = (
-        f"{r.choice(NAMES)}'s {r.choice(SPECIES)} is called {pet} and sleeps in the"
-        f" {r.choice(PET_PLACES)}."
-    )
-    q = r.choice([f"What kind of animal is {pet}?", f"Who owns the pet called {pet}?"])
-    return "pet", text, q
-
-
-def _deployment(r: random.Random, name: str) -> Fact:
-    text = f"The {name} deployment runs version {r.choice(VERSIONS)} in {r.choice(REGIONS)}."
-    q = r.choice(
-        [
-            f"Which version is the {name} deployment running?",
-            f"Which region is the {name} deployment in?",
-        ]
-    )
-    return "deployment", text, q
-
-
-def _host(r: random.Random, name: str) -> Fact:
-    host = f"{name}-{r.randint(1, 12):02d}"
-    text = f"The host {host} in rack {r.randint(1, 9)} is used for {r.choice(PURPOSES)}."
-    q = r.choice([f"What is the host {host} used for?", f"Which rack is the host {host} in?"])
-    return "host", text, q
-
-
-def _room(r: random.Random, name: str) -> Fact:
-    room = name.capitalize()
-    text = (
-        f"Meeting room {room} is on floor {r.randint(1, 9)} and seats"
-        f" {r.choice((4, 6, 8, 10, 12))} people."
-    )
-    q = r.choice(
-        [f"Which floor is meeting room {room} on?", f"How many people fit in meeting room {room}?"]
-    )
-    return "room", text, q
-
-
-def _project(r: random.Random, name: str) -> Fact:
-    project = name.capitalize()
-    text = f"Project {project} is led by {r.choice(NAMES)} and ships in {r.choice(MONTHS)}."
-    q = r.choice([f"Who leads project {project}?", f"When does project {project} ship?"])
-    return "project", text, q
-
-
-TEMPLATES: tuple[Callable[[random.Random, str], Fact], ...] = (
-    _repo,
-    _service,
-    _person,
-    _pet,
-    _deployment,
-    _host,
-    _room,
-    _project,
+GOAL_HIT10 = 0.995
+GOAL_HIT1 = 0.95
+GOAL_NEWER_FIRST = 0.92
+# How each pair's question is searched: (key, limit, diversify; None is the API's default).
+PAIR_SEARCHES: tuple[tuple[str, int, bool | None], ...] = (
+    ("at3", 3, None),
+    ("at5", 5, None),
+    ("at10", 10, None),
+    ("at10_nodiversify", 10, False),
 )
+GOAL_SEARCHES = ("at3", "at5", "at10")
 
 
-def _reserved_words() -> set[str]:
-    """Every word of the templates and pools, lowercased: no name may be (or stem like) one."""
-    r = random.Random(0)
-    text = " ".join(
-        [
-            *NAMES,
-            *TEAMS,
-            *LANGUAGES,
-            *RULES,
-            *DATABASES,
-            *ROLES,
-            *SPECIES,
-            *PET_PLACES,
-            *REGIONS,
-            *PURPOSES,
-            *MONTHS,
-            *(" ".join(t(r, "x")[1:]) for t in TEMPLATES),
-        ]
-    )
-    return {w.lower() for w in re.findall(r"\w+", text)}
+class Outcome(NamedTuple):
+    """What ``POST /memories`` answered for one memory."""
 
-
-def make_facts(count: int, seed: int) -> list[Fact]:
-    """``count`` distinct facts, each about its own named thing, deterministic from ``seed``."""
-    r = random.Random(seed)
-    names = unique_names(count, r, _reserved_words())
-    facts = [TEMPLATES[r.randrange(len(TEMPLATES))](r, name) for name in names]
-    assert len({text for _, text, _ in facts}) == count
-    return facts
+    id: str
+    status: str
+    updates: str | None  # possiblyUpdates: the memory this one may update (both kept)
+    flagged: bool
 
 
 def sample_queries(count: int, single: int, queries: int, seed: int) -> dict[str, list[int]]:
@@ -289,63 +110,77 @@ def sample_queries(count: int, single: int, queries: int, seed: int) -> dict[str
 # --- mnemolog over HTTP -----------------------------------------------------------------------
 
 
-def write_facts(
-    base_url: str, facts: list[Fact], single: int, batch: int, label: str
-) -> tuple[list[str | None], list[str | None], dict[str, Any]]:
-    """Singles then batches into one container: each fact's memory id and status (None where
-    the request failed), and the figures of both phases."""
-    ids: list[str | None] = [None] * len(facts)
-    statuses: list[str | None] = [None] * len(facts)
-    figures: dict[str, Any] = {}
-    single = min(single, len(facts))
-    with client(base_url) as http:
-        phases = [("single", [[n] for n in range(single)])]
-        starts = range(single, len(facts), batch)
-        phases.append(("batch", [list(range(s, min(s + batch, len(facts)))) for s in starts]))
-        for phase, requests in phases:
-            if not requests:
-                continue
-            bodies = [
-                {"containerTag": CONTAINER, "memories": [{"content": facts[n][1]} for n in ns]}
-                for ns in requests
-            ]
-            latencies: list[float] = []
-            errors = 0
-            total = sum(len(ns) for ns in requests)
-            report_every = max(1, len(requests) // 10)
-            done = 0
-            began = time.perf_counter()
-            for k, (ns, body) in enumerate(zip(requests, bodies, strict=True)):
-                t0 = time.perf_counter()
-                try:
-                    response = http.post("/memories", json=body)
-                except TransportError:
-                    errors += 1
-                    continue
-                latencies.append(time.perf_counter() - t0)
-                done += len(ns)
-                if response.status_code != 200:
-                    errors += 1
-                    continue
-                for n, outcome in zip(ns, response.json()["memories"], strict=True):
-                    ids[n], statuses[n] = outcome["id"], outcome["status"]
-                if (k + 1) % report_every == 0:
-                    elapsed = time.perf_counter() - began
-                    progress(f"  {label}: {phase} writes {done:,}/{total:,} in {elapsed:.0f} s")
+def _write_phase(
+    http: KeepAlive,
+    texts: list[str],
+    requests: list[list[int]],
+    outcomes: list[Outcome | None],
+    progress_label: str,
+) -> dict[str, Any]:
+    """Send each request's texts as one ``POST /memories``, filling ``outcomes``; the phase's
+    throughput, latency and answer figures."""
+    latencies: list[float] = []
+    errors = done = 0
+    total = sum(len(ns) for ns in requests)
+    report_every = max(1, len(requests) // 10)
+    began = time.perf_counter()
+    for k, ns in enumerate(requests):
+        body = {"containerTag": CONTAINER, "memories": [{"content": texts[n]} for n in ns]}
+        t0 = time.perf_counter()
+        try:
+            response = http.post("/memories", json=body)
+        except TransportError:
+            errors += 1
+            continue
+        latencies.append(time.perf_counter() - t0)
+        done += len(ns)
+        if response.status_code != 200:
+            errors += 1
+            continue
+        for n, o in zip(ns, response.json()["memories"], strict=True):
+            outcomes[n] = Outcome(
+                o["id"], o["status"], o.get("possiblyUpdates"), bool(o["flagged"])
+            )
+        if (k + 1) % report_every == 0:
             elapsed = time.perf_counter() - began
-            counts = Counter(statuses[n] for ns in requests for n in ns if statuses[n])
-            acknowledged = sum(counts.values())
-            figures[phase] = {
-                "memories": acknowledged,
-                "requests": len(requests),
-                "per_request": len(requests[0]),
-                "seconds": elapsed,
-                "per_s": acknowledged / elapsed if elapsed else 0.0,
-                "statuses": {s: counts.get(s, 0) for s in STATUSES},
-                "errors": errors,
-                **latency_summary(latencies),
-            }
-    return ids, statuses, figures
+            progress(f"  {progress_label} {done:,}/{total:,} in {elapsed:.0f} s")
+    elapsed = time.perf_counter() - began
+    answered = [o for ns in requests for n in ns if (o := outcomes[n]) is not None]
+    counts = Counter(o.status for o in answered)
+    return {
+        "memories": len(answered),
+        "requests": len(requests),
+        "per_request": len(requests[0]),
+        "seconds": elapsed,
+        "per_s": len(answered) / elapsed if elapsed else 0.0,
+        "statuses": {s: counts.get(s, 0) for s in STATUSES},
+        "linked": sum(o.updates is not None for o in answered),
+        "flagged": sum(o.flagged for o in answered),
+        "errors": errors,
+        **latency_summary(latencies),
+    }
+
+
+def write_texts(
+    base_url: str, texts: list[str], single: int, batch: int, label: str
+) -> tuple[list[Outcome | None], dict[str, Any]]:
+    """Singles then batches into one container: what each text was answered (None where the
+    request failed), and the figures of both phases."""
+    outcomes: list[Outcome | None] = [None] * len(texts)
+    single = min(single, len(texts))
+    starts = range(single, len(texts), batch)
+    phases = {
+        "single": [[n] for n in range(single)],
+        "batch": [list(range(s, min(s + batch, len(texts)))) for s in starts],
+    }
+    figures: dict[str, Any] = {}
+    with client(base_url) as http:
+        for phase, requests in phases.items():
+            if requests:
+                figures[phase] = _write_phase(
+                    http, texts, requests, outcomes, f"{label}: {phase} writes"
+                )
+    return outcomes, figures
 
 
 def served_facts(ids: list[str | None]) -> list[bool]:
@@ -369,27 +204,25 @@ def search_facts(
     report_every = max(1, len(asked) // 5)
     with client(base_url) as http:
         for n in asked[:WARMUP_REQUESTS]:  # connection and first-call costs, not counted
-            http.post("/search", json={"q": facts[n][2], "containerTag": CONTAINER})
+            http.post("/search", json={"q": facts[n].question, "containerTag": CONTAINER})
         for k, n in enumerate(asked):
-            body = {"q": facts[n][2], "containerTag": CONTAINER, "limit": SEARCH_LIMIT}
+            body = {"q": facts[n].question, "containerTag": CONTAINER, "limit": SEARCH_LIMIT}
+            ranks[n] = None
             t0 = time.perf_counter()
             try:
                 response = http.post("/search", json=body)
             except TransportError:
                 errors += 1
-                ranks[n] = None
                 continue
             latencies.append(time.perf_counter() - t0)
             if response.status_code != 200:
                 errors += 1
-                ranks[n] = None
                 continue
-            results = response.json()["results"]
             ranks[n] = next(
                 (
                     i
-                    for i, hit in enumerate(results)
-                    if hit.get("id") == ids[n] and hit.get("content") == facts[n][1]
+                    for i, hit in enumerate(response.json()["results"])
+                    if hit.get("id") == ids[n] and hit.get("content") == facts[n].text
                 ),
                 None,
             )
@@ -404,6 +237,153 @@ def search_facts(
     }
 
 
+# --- corrections ------------------------------------------------------------------------------
+
+
+def _rank(results: list[dict[str, Any]], text: str) -> int | None:
+    return next((i for i, hit in enumerate(results) if hit.get("content") == text), None)
+
+
+def search_pair(http: KeepAlive, pair: Correction, new_id: str | None) -> dict[str, Any]:
+    """The pair's question at each of ``PAIR_SEARCHES``: the ranks serving the newer and the
+    older text (None: not served), and whether the older's hit names the newer memory in
+    ``possiblyOutdatedBy`` (None unless both are served). Raises on a transport error."""
+    found: dict[str, Any] = {}
+    for key, limit, diversify in PAIR_SEARCHES:
+        body: dict[str, Any] = {"q": pair.question, "containerTag": CONTAINER, "limit": limit}
+        if diversify is not None:
+            body["diversify"] = diversify
+        response = http.post("/search", json=body)
+        results = response.json()["results"] if response.status_code == 200 else []
+        new, old = _rank(results, pair.new), _rank(results, pair.old)
+        flagged = None
+        if new is not None and old is not None:
+            flagged = new_id in results[old].get("possiblyOutdatedBy", [])
+        found[key] = {"new": new, "old": old, "flagged": flagged, "status": response.status_code}
+    return found
+
+
+def search_pairs(
+    base_url: str, pairs: list[Correction], news: list[Outcome | None], label: str
+) -> list[dict[str, Any] | None]:
+    """``search_pair`` for every pair (None where a request failed on the transport)."""
+    found: list[dict[str, Any] | None] = []
+    report_every = max(1, len(pairs) // 5)
+    with client(base_url) as http:
+        for k, (pair, new) in enumerate(zip(pairs, news, strict=True)):
+            try:
+                found.append(search_pair(http, pair, new.id if new else None))
+            except TransportError:
+                found.append(None)
+            if (k + 1) % report_every == 0:
+                progress(f"  {label}: searched {k + 1:,}/{len(pairs):,} pairs")
+    return found
+
+
+def newer_first(ranks: dict[str, Any]) -> bool:
+    """The newer text served, and the older not served or ranked below it."""
+    return ranks["new"] is not None and (ranks["old"] is None or ranks["new"] < ranks["old"])
+
+
+def pair_record(
+    pair: Correction, old: Outcome | None, new: Outcome | None, found: dict[str, Any] | None
+) -> dict[str, Any]:
+    """One pair: its texts, what both writes were answered, and its ranks at each search."""
+    linked = (
+        old is not None
+        and new is not None
+        and ((new.status == "superseded" and new.id == old.id) or new.updates == old.id)
+    )
+    return {
+        **pair._asdict(),
+        "old_id": old.id if old else None,
+        "old_status": old.status if old else None,
+        "old_updates": old.updates if old else None,
+        "new_id": new.id if new else None,
+        "new_status": new.status if new else None,
+        "new_updates": new.updates if new else None,
+        "linked": linked,
+        # Taken as a version of some other memory: that memory's fact is hidden.
+        "hid_other": new is not None
+        and new.status == "superseded"
+        and (old is None or new.id != old.id),
+        "ranks": found,
+    }
+
+
+def tally(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts over some pairs: linked, newer first at each search, and, where both texts were
+    served at 10, how often the older named the newer in ``possiblyOutdatedBy``."""
+    searched = [r for r in records if r["ranks"] is not None]
+    both = [r for r in searched if r["ranks"]["at10"]["flagged"] is not None]
+    return {
+        "n": len(records),
+        "linked": sum(r["linked"] for r in records),
+        "searched": len(searched),
+        "newer_first": {
+            key: sum(newer_first(r["ranks"][key]) for r in searched) for key, _, _ in PAIR_SEARCHES
+        },
+        "both_served_at10": len(both),
+        "flagged_at10": sum(r["ranks"]["at10"]["flagged"] for r in both),
+    }
+
+
+def _answers(statuses: Iterable[tuple[str | None, bool]]) -> dict[str, int]:
+    """(status, linked) pairs counted as created (not linked), linked, superseded, and the rest."""
+    counts: Counter[str] = Counter()
+    for status, linked in statuses:
+        counts["linked" if linked and status == "created" else status or "failed"] += 1
+    return dict(counts)
+
+
+def summarise_pairs(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per shape and marker, per marker and over all pairs; and what the writes were answered."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        groups.setdefault(f"{r['shape']}/{'marked' if r['marked'] else 'plain'}", []).append(r)
+    news_linked_elsewhere = sum(
+        r["new_updates"] is not None and r["new_updates"] != r["old_id"] for r in records
+    )
+    return {
+        "pairs": len(records),
+        "older_answers": _answers((r["old_status"], r["old_updates"] is not None) for r in records),
+        "newer_answers": _answers((r["new_status"], r["new_updates"] is not None) for r in records),
+        "newer_superseded_the_older": sum(
+            r["new_status"] == "superseded" and not r["hid_other"] for r in records
+        ),
+        "newer_superseded_another": sum(r["hid_other"] for r in records),
+        "newer_linked_to_the_older": sum(
+            r["new_updates"] is not None and r["new_updates"] == r["old_id"] for r in records
+        ),
+        "newer_linked_to_another": news_linked_elsewhere,
+        "by_shape": {key: tally(group) for key, group in sorted(groups.items())},
+        "marked": tally([r for r in records if r["marked"]]),
+        "plain": tally([r for r in records if not r["marked"]]),
+        "all": tally(records),
+    }
+
+
+def run_corrections(base_url: str, pairs: list[Correction], label: str) -> dict[str, Any]:
+    """Every older text singly, then every newer text singly, then every pair's question."""
+    progress(f"{label}: {len(pairs):,} corrections, older texts")
+    olds, old_writes = write_texts(
+        base_url, [p.old for p in pairs], len(pairs), 1, f"{label} older"
+    )
+    progress(f"{label}: newer texts")
+    news, new_writes = write_texts(
+        base_url, [p.new for p in pairs], len(pairs), 1, f"{label} newer"
+    )
+    progress(f"{label}: searching {len(pairs):,} pairs' questions")
+    found = search_pairs(base_url, pairs, news, label)
+    records = [pair_record(*row) for row in zip(pairs, olds, news, found, strict=True)]
+    return {
+        "writes": {"older": old_writes.get("single"), "newer": new_writes.get("single")},
+        "search_errors": sum(f is None for f in found),
+        **summarise_pairs(records),
+        "records": records,
+    }
+
+
 # --- the baseline -----------------------------------------------------------------------------
 
 
@@ -415,14 +395,14 @@ def fts5_ranks(facts: list[Fact], asked: list[int]) -> tuple[dict[int, int | Non
     db.execute("CREATE VIRTUAL TABLE facts USING fts5(content, tokenize='porter unicode61')")
     db.executemany(
         "INSERT INTO facts(rowid, content) VALUES (?, ?)",
-        ((n + 1, text) for n, (_, text, _) in enumerate(facts)),
+        ((n + 1, fact.text) for n, fact in enumerate(facts)),
     )
     db.commit()
     build = time.perf_counter() - t0
     ranks: dict[int, int | None] = {}
     latencies: list[float] = []
     for n in asked:
-        words = dict.fromkeys(w.lower() for w in re.findall(r"\w+", facts[n][2]))
+        words = dict.fromkeys(w.lower() for w in re.findall(r"\w+", facts[n].question))
         match = " OR ".join(f'"{w}"' for w in words)
         t0 = time.perf_counter()
         rows = db.execute(
@@ -460,12 +440,100 @@ def hit_rates(
     return figures
 
 
+def by_shape(
+    facts: list[Fact],
+    outcomes: list[Outcome | None],
+    asked: list[int],
+    ranks: dict[int, int | None],
+    fts: dict[int, int | None],
+) -> dict[str, dict[str, int]]:
+    """Per shape: facts, superseded, linked (a ``possiblyUpdates`` link to another distinct
+    fact), flagged, and of the asked ones mnemolog's hits at 1 and 10 and FTS5's at 10."""
+    keys = ("facts", "superseded", "linked", "flagged", "asked", "hit1", "hit10", "fts5_hit10")
+    shapes: dict[str, dict[str, int]] = {}
+    for fact, o in zip(facts, outcomes, strict=True):
+        s = shapes.setdefault(fact.shape, dict.fromkeys(keys, 0))
+        s["facts"] += 1
+        s["superseded"] += o is not None and o.status == "superseded"
+        s["linked"] += o is not None and o.updates is not None
+        s["flagged"] += o is not None and o.flagged
+    for n in asked:
+        s = shapes[facts[n].shape]
+        s["asked"] += 1
+        s["hit1"] += ranks[n] == 0
+        s["hit10"] += ranks[n] is not None
+        s["fts5_hit10"] += fts[n] is not None
+    return dict(sorted(shapes.items()))
+
+
+def judge_goals(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The goals, each with its figure: no distinct fact hidden, the facts found, and each
+    correction served before what it corrects."""
+    hidden = {
+        "distinct phase": sum(w["statuses"]["superseded"] for w in run["writes"].values()),
+    }
+    corrections = run.get("corrections")
+    if corrections:
+        hidden["older texts"] = corrections["older_answers"].get("superseded", 0)
+        hidden["newer texts of another memory"] = corrections["newer_superseded_another"]
+    detail = ", ".join(f"{v} {k}" for k, v in hidden.items())
+    m = run["mnemolog"]["all"]
+    total_hidden = sum(hidden.values())
+    goals = [
+        {
+            "label": f"distinct superseded == 0 ({detail})",
+            "value": total_hidden,
+            "met": not total_hidden,
+        },
+        {"label": f"hit@10 >= {GOAL_HIT10}", "value": m["hit10"], "met": m["hit10"] >= GOAL_HIT10},
+        {"label": f"hit@1 >= {GOAL_HIT1}", "value": m["hit1"], "met": m["hit1"] >= GOAL_HIT1},
+    ]
+    if corrections and corrections["all"]["searched"]:
+        total = corrections["all"]
+        for key in GOAL_SEARCHES:
+            share = total["newer_first"][key] / total["searched"]
+            goals.append(
+                {
+                    "label": f"newer first {key.replace('at', 'at ')} >= {GOAL_NEWER_FIRST}",
+                    "value": share,
+                    "met": share >= GOAL_NEWER_FIRST,
+                }
+            )
+    return goals
+
+
+def serve_and_measure(
+    server: Server,
+    facts: list[Fact],
+    pairs: list[Correction],
+    asked: list[int],
+    run: dict[str, Any],
+    label: str,
+) -> tuple[list[Outcome | None], dict[int, int | None]]:
+    """Boot, write the facts, ask the sample, run the corrections, stop: the facts' outcomes
+    and ranks (the figures go into ``run``)."""
+    run["boot_s"] = server.start()
+    first_search(server.base_url, CONTAINER)  # loads the tier's model before the writes
+    progress(f"{label}: server up (pid {server.pid}) in {run['boot_s']:.1f} s, writing")
+    texts = [f.text for f in facts]
+    outcomes, run["writes"] = write_texts(
+        server.base_url, texts, run["single"], run["batch"], label
+    )
+    ids = [o.id if o else None for o in outcomes]
+    progress(f"{label}: searching {len(asked):,} questions")
+    ranks, run["search"] = search_facts(server.base_url, facts, ids, asked, label)
+    if pairs:
+        run["corrections"] = run_corrections(server.base_url, pairs, label)
+    run["stop"] = server.stop()
+    return outcomes, ranks
+
+
 def bench_run(workdir: Path, tier: str, size: int, args: argparse.Namespace) -> dict[str, Any]:
     label = f"{tier} {size:,}"
     single = min(args.single, size)
     run: dict[str, Any] = {"tier": tier, "size": size, "single": single, "batch": args.batch}
-    progress(f"{label}: making {size:,} facts")
-    facts = make_facts(size, args.seed)
+    progress(f"{label}: making {size:,} facts and {args.corrections:,} correction pairs")
+    facts, pairs = make_corpus(size, args.corrections, args.seed)
     sample = sample_queries(size, single, args.queries, args.seed)
     asked = sample["single"] + sample["batch"]
     weights = {"single": single / size, "batch": (size - single) / size}
@@ -473,15 +541,7 @@ def bench_run(workdir: Path, tier: str, size: int, args: argparse.Namespace) -> 
     server = Server(data_dir, server_env(tier, args.model_cache_dir), workdir / f"{label}.log")
     started = time.perf_counter()
     try:
-        run["boot_s"] = server.start()
-        first_search(server.base_url, CONTAINER)  # loads the tier's model before the writes
-        progress(f"{label}: server up (pid {server.pid}) in {run['boot_s']:.1f} s, writing")
-        ids, statuses, run["writes"] = write_facts(
-            server.base_url, facts, single, args.batch, label
-        )
-        progress(f"{label}: searching {len(asked):,} questions")
-        ranks, run["search"] = search_facts(server.base_url, facts, ids, asked, label)
-        run["stop"] = server.stop()
+        outcomes, ranks = serve_and_measure(server, facts, pairs, asked, run, label)
     except Exception as exc:  # a crashed or refusing server is reported, not raised
         run["error"] = f"{type(exc).__name__}: {exc}"
         progress(f"{label}: failed: {run['error']}\n{server.log_tail()}")
@@ -490,28 +550,21 @@ def bench_run(workdir: Path, tier: str, size: int, args: argparse.Namespace) -> 
         server.kill()
         shutil.rmtree(data_dir, ignore_errors=True)
     run["server_seconds"] = time.perf_counter() - started
-    served = served_facts(ids)
+    served = served_facts([o.id if o else None for o in outcomes])
     run["served"] = {
         "facts": sum(served),
         "share": sum(served) / size,
         "hidden_asked_missed_at_10": sum(not served[n] and ranks[n] is None for n in asked),
         "served_asked_missed_at_10": sum(served[n] and ranks[n] is None for n in asked),
     }
+    run["linked_distinct"] = sum(o is not None and o.updates is not None for o in outcomes)
     run["mnemolog"] = hit_rates(ranks, sample, weights)
     progress(f"{label}: FTS5 baseline")
     fts, run["fts5"] = fts5_ranks(facts, asked)
     run["fts5"].update(hit_rates(fts, sample, weights))
-    by_template: dict[str, dict[str, Any]] = {}
-    for n, (template, _, _) in enumerate(facts):
-        t = by_template.setdefault(template, {"facts": 0, "superseded": 0, "asked": 0, "hit10": 0})
-        t["facts"] += 1
-        t["superseded"] += statuses[n] == "superseded"
-    for n in asked:
-        t = by_template[facts[n][0]]
-        t["asked"] += 1
-        t["hit10"] += ranks[n] is not None
-    run["templates"] = by_template
+    run["templates"] = by_shape(facts, outcomes, asked, ranks, fts)
     run["goal_hit10"] = {"target": GOAL_HIT10, "met": run["mnemolog"]["all"]["hit10"] >= GOAL_HIT10}
+    run["goals"] = judge_goals(run)
     return run
 
 
@@ -522,8 +575,101 @@ def _pct(part: float, whole: float) -> str:
     return f"{part * 100 / whole:.1f}%" if whole else "-"
 
 
+def _share(part: float, whole: float) -> str:
+    return f"{part / whole:.3f}" if whole else "-"
+
+
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def render_writes(run: dict[str, Any]) -> list[str]:
+    lines = [
+        f"  {'writes':<16}{'memories':>9}{'per s':>8}{'p50 ms':>8}{'p95 ms':>8}"
+        f"  {'created':>15}{'superseded':>15}{'deduplicated':>15}{'linked':>8}{'errors':>7}"
+    ]
+    for phase, w in run["writes"].items():
+        name = "single" if phase == "single" else f"batches of {w['per_request']}"
+        st = w["statuses"]
+        cells = "".join(f"{st[s]:>7,} {_pct(st[s], w['memories']):>7}" for s in STATUSES)
+        lines.append(
+            f"  {name:<16}{w['memories']:>9,}{w['per_s']:>8,.0f}{_ms(w['p50_ms']):>8}"
+            f"{_ms(w['p95_ms']):>8}  {cells}{w['linked']:>8,}{w['errors']:>7}"
+        )
+    return lines
+
+
+def render_recall(run: dict[str, Any]) -> list[str]:
+    m, f, s = run["mnemolog"], run["fts5"], run["search"]
+    parts = [p for p in ("single", "batch", "all") if p in m]
+    titles = {
+        "single": f"single (n={m.get('single', {}).get('n', 0)})",
+        "batch": f"batched (n={m.get('batch', {}).get('n', 0)})",
+        "all": "all facts (weighted)",
+    }
+    lines = [f"  {'recall':<22}" + "".join(f"{titles[p]:>22}" for p in parts)]
+    for name, figures in (("mnemolog", m), ("FTS5 bm25", f)):
+        for k, at in (("hit1", "@1"), ("hit10", "@10")):
+            lines.append(
+                f"  {name + ' hit' + at:<22}" + "".join(f"{figures[p][k]:>22.3f}" for p in parts)
+            )
+    lines.append(
+        f"  search: mnemolog over HTTP p50 {_ms(s['p50_ms'])} ms, p95 {_ms(s['p95_ms'])} ms"
+        f" ({s['queries']:,} queries, {s['errors']} errors); FTS5 in process p50"
+        f" {_ms(f['p50_ms'])} ms, p95 {_ms(f['p95_ms'])} ms"
+    )
+    return lines
+
+
+def render_shapes(shapes: dict[str, dict[str, int]]) -> list[str]:
+    lines = [
+        f"  {'by shape':<13}{'facts':>7}{'superseded':>11}{'linked':>8}{'flagged':>8}"
+        f"{'asked':>7}{'hit@1':>7}{'hit@10':>8}{'FTS5@10':>8}"
+    ]
+    for name, s in shapes.items():
+        lines.append(
+            f"  {name:<13}{s['facts']:>7,}{s['superseded']:>11,}{s['linked']:>8,}"
+            f"{s['flagged']:>8,}{s['asked']:>7,}{_share(s['hit1'], s['asked']):>7}"
+            f"{_share(s['hit10'], s['asked']):>8}{_share(s['fts5_hit10'], s['asked']):>8}"
+        )
+    return lines
+
+
+def _tally_row(name: str, marker: str, t: dict[str, Any]) -> str:
+    first = "".join(
+        f"{_share(t['newer_first'][key], t['searched']):>9}" for key, _, _ in PAIR_SEARCHES
+    )
+    return (
+        f"  {name:<13}{marker:<8}{t['n']:>5,}{_share(t['linked'], t['n']):>8}{first}"
+        f"{str(t['flagged_at10']) + '/' + str(t['both_served_at10']):>13}"
+    )
+
+
+def _mix(answers: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v:,}" for k, v in sorted(answers.items(), key=lambda kv: -kv[1]))
+
+
+def render_corrections(c: dict[str, Any]) -> list[str]:
+    lines = [
+        f"  corrections: {c['pairs']:,} pairs in the same container, every older text written"
+        f" singly, then every newer text ({c['search_errors']} search errors)",
+        f"    older texts answered: {_mix(c['older_answers'])}",
+        f"    newer texts answered: {_mix(c['newer_answers'])}; superseded the older"
+        f" {c['newer_superseded_the_older']:,}, superseded another memory"
+        f" {c['newer_superseded_another']:,}, linked to the older"
+        f" {c['newer_linked_to_the_older']:,}, linked to another {c['newer_linked_to_another']:,}",
+        "    newer first: the newer text served, the older not served or ranked below it;"
+        " flagged: the older's hit names the newer in possiblyOutdatedBy, of pairs with both"
+        " served at 10",
+        f"  {'shape':<13}{'marker':<8}{'n':>5}{'linked':>8}{'first@3':>9}{'first@5':>9}"
+        f"{'first@10':>9}{'nodiv@10':>9}{'flagged':>13}",
+    ]
+    for key, t in c["by_shape"].items():
+        shape, marker = key.split("/")
+        lines.append(_tally_row(shape, marker, t))
+    lines += [_tally_row("all", marker, c[marker]) for marker in ("marked", "plain")]
+    lines.append(_tally_row("all", "", c["all"]))
+    return lines
 
 
 def render_run(run: dict[str, Any]) -> list[str]:
@@ -535,66 +681,34 @@ def render_run(run: dict[str, Any]) -> list[str]:
         head += f", run took {run['wall_seconds']:.0f} s"
     if "error" in run:
         return [head, f"  FAILED: {run['error']}"]
-    lines = [head]
-    lines.append(
-        f"  {'writes':<16}{'memories':>9}{'per s':>8}{'p50 ms':>8}{'p95 ms':>8}"
-        f"  {'created':>15}{'superseded':>15}{'deduplicated':>15}{'errors':>7}"
-    )
-    for phase, w in run["writes"].items():
-        name = "single" if phase == "single" else f"batches of {w['per_request']}"
-        st = w["statuses"]
-        cells = "".join(f"{st[s]:>7,} {_pct(st[s], w['memories']):>7}" for s in STATUSES)
-        lines.append(
-            f"  {name:<16}{w['memories']:>9,}{w['per_s']:>8,.0f}{_ms(w['p50_ms']):>8}"
-            f"{_ms(w['p95_ms']):>8}  {cells}{w['errors']:>7}"
-        )
     sv, s = run["served"], run["search"]
+    lines = [head, *render_writes(run)]
     lines.append(
         f"  facts still served (their chain's latest version is their own text):"
         f" {sv['facts']:,} of {run['size']:,} ({_pct(sv['facts'], run['size'])}); the server"
-        f" reports {s['live_memories_reported']:,} live memories"
+        f" reports {s['live_memories_reported']:,} live memories; {run['linked_distinct']:,}"
+        f" distinct facts linked to another as its possible update"
     )
-    m, f = run["mnemolog"], run["fts5"]
-    parts = [p for p in ("single", "batch", "all") if p in m]
-    titles = {
-        "single": f"single (n={m.get('single', {}).get('n', 0)})",
-        "batch": f"batched (n={m.get('batch', {}).get('n', 0)})",
-        "all": "all facts (weighted)",
-    }
-    lines.append(f"  {'recall':<22}" + "".join(f"{titles[p]:>22}" for p in parts))
-    for name, figures in (("mnemolog", m), ("FTS5 bm25", f)):
-        for k, at in (("hit1", "@1"), ("hit10", "@10")):
-            lines.append(
-                f"  {name + ' hit' + at:<22}" + "".join(f"{figures[p][k]:>22.3f}" for p in parts)
-            )
-    lines.append(
-        f"  search: mnemolog over HTTP p50 {_ms(s['p50_ms'])} ms, p95 {_ms(s['p95_ms'])} ms"
-        f" ({s['queries']:,} queries, {s['errors']} errors); FTS5 in process p50"
-        f" {_ms(f['p50_ms'])} ms, p95 {_ms(f['p95_ms'])} ms"
-    )
+    lines += render_recall(run)
     lines.append(
         f"  mnemolog misses at 10: {sv['hidden_asked_missed_at_10']} of hidden facts,"
         f" {sv['served_asked_missed_at_10']} of facts still served"
     )
-    lines.append(
-        "  by template, superseded % / mnemolog hit@10: "
-        + ", ".join(
-            f"{name} {_pct(t['superseded'], t['facts'])} / {_pct(t['hit10'], t['asked'])}"
-            for name, t in sorted(run["templates"].items())
-        )
-    )
-    goal = run["goal_hit10"]
-    lines.append(
-        f"  goal mnemolog hit@10 >= {goal['target']}: {'met' if goal['met'] else 'NOT met'}"
-        f" ({m['all']['hit10']:.3f}; FTS5 {f['all']['hit10']:.3f})"
-    )
+    lines += render_shapes(run["templates"])
+    if run.get("corrections"):
+        lines += render_corrections(run["corrections"])
+    lines.append("  goals:")
+    for goal in run["goals"]:
+        value = goal["value"] if isinstance(goal["value"], int) else f"{goal['value']:.3f}"
+        lines.append(f"    {goal['label']}: {'met' if goal['met'] else 'NOT met'} ({value})")
     return lines
 
 
 def render(report: dict[str, Any]) -> str:
     env = report["environment"]
     lines = [
-        "mnemolog: distinct templated facts, written and recalled through the REST API",
+        "mnemolog: distinct templated facts and corrections, written and recalled through the"
+        " REST API",
         f"  {env['cpus']} CPUs  |  Python {env['python']}  |  SQLite {env['sqlite']}  |  seed"
         f" {report['seed']}  |  {report['queries']} questions a run  |  load average before"
         f" {env['load_average_before']}, after {env['load_average_after']}",
@@ -606,13 +720,16 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str], list[int]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tiers", default=None, help="embedder tiers (default fast,quality)")
     parser.add_argument("--sizes", default=None, help="facts per run (default 10000,100000)")
     parser.add_argument("--single", type=int, default=2000, help="facts written one by one")
     parser.add_argument("--batch", type=int, default=500, help="memories per batched request")
     parser.add_argument("--queries", type=int, default=None, help="questions (default 1000)")
+    parser.add_argument(
+        "--corrections", type=int, default=None, help="correction pairs (default 1000; 0: none)"
+    )
     parser.add_argument("--seed", type=int, default=1, help="facts and sample (default 1)")
     parser.add_argument(
         "--dir",
@@ -623,7 +740,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--model-cache-dir", type=Path, default=None, help="MNEMOLOG_MODEL_CACHE_DIR"
     )
-    parser.add_argument("--quick", action="store_true", help="2000 facts, 500 questions, fast")
+    parser.add_argument(
+        "--quick", action="store_true", help="2000 facts, 500 questions, 300 pairs, fast"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     tiers = parse_list(args.tiers) if args.tiers else (["fast"] if args.quick else DEFAULT_TIERS)
@@ -635,11 +754,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--sizes takes comma-separated integers")
     sizes = sizes or ([2_000] if args.quick else list(DEFAULT_SIZES))
     args.queries = args.queries or (500 if args.quick else 1000)
+    if args.corrections is None:
+        args.corrections = 300 if args.quick else 1000
     if min(sizes) < 1 or args.queries < 1 or args.single < 0 or not 1 <= args.batch <= 1000:
         parser.error("sizes and --queries must be positive, --single >= 0, --batch 1 to 1000")
+    if args.corrections < 0:
+        parser.error("--corrections must be 0 or more")
     if not MNEMOLOG.exists():
         parser.error(f"{MNEMOLOG} not found: run from the project's virtualenv")
+    return args, list(tiers), sizes
 
+
+def main(argv: list[str] | None = None) -> int:
+    args, tiers, sizes = parse_args(argv)
     load_before = os.getloadavg()
     workdir = Path(tempfile.mkdtemp(prefix="mnemolog-distinct-", dir=args.dir)).resolve()
     started = time.perf_counter()
@@ -658,6 +785,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "distinct",
         "seed": args.seed,
         "queries": args.queries,
+        "corrections": args.corrections,
         "total_seconds": time.perf_counter() - started,
         "environment": {
             "cpus": os.cpu_count(),

@@ -29,10 +29,12 @@ REFUSALS: tuple[tuple[type[Exception], str], ...] = (
 
 
 class Saved(msgspec.Struct, frozen=True, kw_only=True):
-    """What one write did, and the number of the shown memory it replaced or matched."""
+    """What one write did, and the number of the shown memory it replaced or matched, or
+    that it may update (linked, both kept)."""
 
     outcome: WriteOutcome
     number: int | None = None
+    updates: int | None = None
 
 
 class SaveRefused(Exception):
@@ -108,7 +110,11 @@ class SaveTool:
         number = next(
             (n for n, v in enumerate(shown, 1) if memory_of.get(v) == outcome.memory_id), None
         )
-        return Saved(outcome=outcome, number=number)
+        updates = next(
+            (n for n, v in enumerate(shown, 1) if memory_of.get(v) == outcome.possibly_updates),
+            None,
+        )
+        return Saved(outcome=outcome, number=number, updates=updates)
 
 
 def save_result(saved: Saved) -> str:
@@ -120,4 +126,6 @@ def save_result(saved: Saved) -> str:
         if saved.number is not None:
             return f"Saved: it replaces memory {saved.number}."
         return "Saved: it replaces an older memory."
+    if saved.updates is not None:
+        return f"Saved as a new memory that may update memory {saved.updates}; both are kept."
     return "Saved as a new memory."

@@ -20,7 +20,7 @@ def populate(store: Store) -> dict[str, str]:
     """A small history: a superseded and edited chain, a forgotten one, an erased one,
     metadata, an explicit observedAt, a context, two containers, a profile and a document."""
     (john,) = store.write("u1", "John prefers dark mode", isStatic=True)
-    store.write("u1", "John prefers light mode")
+    store.write("u1", "John prefers light mode", supersedes=john["id"])
     patched = store.client.patch(
         f"/memories/{john['id']}", json={"content": "John prefers high-contrast mode"}
     )

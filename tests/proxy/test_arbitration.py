@@ -100,7 +100,7 @@ def test_any_failure_keeps_both_linked(proxy: Proxy, reply: Reply, failure: str)
 
 def test_a_sure_judgement_never_asks(proxy: Proxy) -> None:
     write(proxy, "a-sure", "John prefers dark mode")
-    assert write(proxy, "a-sure", "John prefers light mode")["status"] == "superseded"
+    assert write(proxy, "a-sure", "John prefers dark mode at night")["status"] == "superseded"
     write(proxy, "a-sure", "The alpha service listens on port 5432.")
     assert write(proxy, "a-sure", "The beta service listens on port 5432.")["status"] == ("created")
     assert proxy.upstream.chats() == [] and arbitrations(proxy) == []

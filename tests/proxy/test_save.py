@@ -211,7 +211,7 @@ def test_a_plain_save_is_decided_by_the_write_decision(saving: Proxy) -> None:
     assert live(saving, tag) == ["Ada's sister is called Mia"]
 
 
-def test_a_plain_save_that_corrects_a_shown_memory_names_it(saving: Proxy) -> None:
+def test_a_plain_save_that_may_correct_a_shown_memory_names_it(saving: Proxy) -> None:
     tag = "u-plain-correct"
     remember(saving, tag, "Tom lives in Paris")
     saving.upstream.script(
@@ -220,8 +220,11 @@ def test_a_plain_save_that_corrects_a_shown_memory_names_it(saving: Proxy) -> No
         Reply(content="Berlin, noted."),
     )
     ask(saving, tag, "I moved to Berlin.")
-    assert last_tool_result(saving.upstream.chats()[2].json) == "Saved: it replaces memory 1."
-    assert live(saving, tag) == ["Tom lives in Berlin"]
+    # A new value may correct the shown memory or not: it is linked to it, never hides it.
+    assert last_tool_result(saving.upstream.chats()[2].json) == (
+        "Saved as a new memory that may update memory 1; both are kept."
+    )
+    assert live(saving, tag) == ["Tom lives in Berlin", "Tom lives in Paris"]
 
 
 # --- bad arguments, refusals, failures -------------------------------------------------

@@ -73,7 +73,8 @@ def history(tmp_path: Path) -> History:
         actor=ACTOR,
     )
     at["written"] = instant()
-    assert core.writes.write("kim", [NewMemory(content=FRUIT_NOW)], ACTOR)[0].status == "superseded"
+    named = NewMemory(content=FRUIT_NOW, supersedes=ids["fruit"])
+    assert core.writes.write("kim", [named], ACTOR)[0].status == "superseded"
     recall.search(
         RecallRequest(q="which fruit does Kim like", container_tag="kim"),
         origin="rest",

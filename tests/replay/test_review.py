@@ -57,7 +57,8 @@ def test_the_supersedes_that_hid_another_fact_are_listed(tmp_path: Path) -> None
             )
         )
         supersede(runtime, "t", alpha, "The beta service listens on port 5432.", None)
-        supersede(runtime, "t", mode, "John prefers light mode.", None)  # a real correction
+        # A new value: today linked beside the older text, both kept, not superseded.
+        supersede(runtime, "t", mode, "John prefers light mode.", None)
         named = Evidence(rule="explicit", reason="named")
         supersede(runtime, "t", keys, "Ask Sam for the keys.", named)  # asked for
         supersede(runtime, "t", gone, "Room 102 is the server room.", None)
@@ -69,14 +70,17 @@ def test_the_supersedes_that_hid_another_fact_are_listed(tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     review = json.loads(result.output)
     assert (review["automatic"], review["unreadable"]) == (3, 1)
-    (finding,) = review["findings"]
-    assert finding["memory_id"] == alpha and finding["version"] == 2
+    findings = {f["memory_id"]: f for f in review["findings"]}
+    assert set(findings) == {alpha, mode}
+    finding = findings[alpha]
+    assert finding["version"] == 2
     assert finding["older"] == "The alpha service listens on port 5432."
     assert (finding["verdict"], finding["reason"]) == ("distinct", "other_subject")
+    assert (findings[mode]["verdict"], findings[mode]["reason"]) == ("possible", "new_value")
 
     text = CliRunner().invoke(main, ["review-supersedes", "--data-dir", str(data_dir)])
     assert "hid:  The alpha service listens on port 5432." in text.output
-    assert "1 of 3 automatic supersedes would not be made today" in text.output
+    assert "2 of 3 automatic supersedes would not be made today" in text.output
     other = CliRunner().invoke(
         main, ["review-supersedes", "--data-dir", str(data_dir), "--container", "x"]
     )
