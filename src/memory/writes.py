@@ -12,41 +12,32 @@ the projections plus the heads still in flight.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from concurrent.futures import Future
-from typing import Literal, Protocol
+from typing import Protocol
 
-import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from ..clock import parse_instant
 from ..embedding.port import Embedder, from_bytes
 from ..errors import KeyDestroyed, MemoryForgotten, NotFound, VersionConflict
 from ..eventlog import Actor, Appended, Draft, Sealer
 from ..eventlog.events import (
     AnyEvent,
-    Evidence,
-    MemoryArbitrated,
-    MemoryDeduplicated,
-    MemoryLinked,
-    MemorySuperseded,
-    MemoryWritten,
 )
-from ..eventlog.subjects import container_subject, memory_subject
 from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import VersionRow, content_hash
 from ..projections.vector_exact import unit
 from .arbiter import Arbiter, Arbitration
 from .fresh_ids import FreshIds
 from .gate import Gate, Head, Heads
-from .poisoning import Verdict, detect
+from .outcomes import Outcomes, dedup, older_fact, screened
+from .poisoning import detect
 from .record import Recorder
 from .sameness import Gates, Judgement, judge
 from .submitted import SubmittedGroups, WriteOutcome
 from .trust import Trust
-from .versions import NewMemory, new_id, version_fields
+from .versions import NewMemory
 
 # A candidate judged: the chain head, the judgement, and the head's text.
 _Judged = tuple[Head, Judgement, str]
@@ -86,6 +77,7 @@ class Writes:
         self._embedder = embedder
         self._nearest = nearest
         self._gates = gates
+        self._made = Outcomes(sealer)
         # A local model asked about unsure pairs, when the user turned arbitration on.
         self.arbiter: Arbiter | None = None
         # Neighbours under every gate are never judged: not asked for.
@@ -183,7 +175,7 @@ class Writes:
                     batch,
                     unused,
                 )
-                events, outcome = _screened(container_tag, verdict, events, outcome)
+                events, outcome = screened(container_tag, verdict, events, outcome)
                 drafts.extend(Draft(actor, event) for event in events)
                 outcomes.append(outcome)
                 counts.append(len(events))
@@ -207,13 +199,14 @@ class Writes:
         """Decide one write (``digest`` is its content hash, ``duplicate`` the live version in
         the projection with that content); a new chain takes its id (and ready key) from
         ``fresh_ids``."""
+        made = self._made
         if item.supersedes is not None:
             return self._explicit(container_tag, item, digest, vector, batch, fresh_ids)
         head = batch.with_hash(digest)  # the batch's own chains first: they are the newest
         if head is not None:
-            return _dedup(container_tag, head.memory_id, head.version_id, head.version)
+            return dedup(container_tag, head.memory_id, head.version_id, head.version)
         if duplicate is not None and duplicate.memory_id not in batch:
-            return _dedup(
+            return dedup(
                 container_tag, duplicate.memory_id, duplicate.version_id, duplicate.version
             )
         same, possible = (
@@ -221,8 +214,8 @@ class Writes:
         )
         if same is not None:
             head, judgement, _ = same
-            if _older_fact(item, head):
-                return self._backdated(
+            if older_fact(item, head):
+                return made.backdated(
                     container_tag,
                     item,
                     digest,
@@ -233,72 +226,35 @@ class Writes:
                     batch,
                     fresh_ids,
                 )
-            evidence = self._evidence(head.memory_id, judgement, "automatic")
-            return self._supersede(
+            evidence = made.evidence(head.memory_id, judgement, "automatic")
+            return made.superseded(
                 container_tag, item, vector, head, judgement.similarity, batch, evidence
             )
         arbitration: Arbitration | None = None
         if possible is not None and self.arbiter is not None:
             head, judgement, text = possible
             arbitration = self.arbiter.arbitrate(text, item.content)
-            if arbitration.ruling in ("same", "update") and not _older_fact(item, head):
-                evidence = self._evidence(
+            if arbitration.ruling in ("same", "update") and not older_fact(item, head):
+                evidence = made.evidence(
                     head.memory_id, judgement, "arbiter", f"arbiter_{arbitration.ruling}"
                 )
-                made, outcome = self._supersede(
+                events, outcome = made.superseded(
                     container_tag, item, vector, head, judgement.similarity, batch, evidence
                 )
-                ruled = self._arbitrated(container_tag, head, outcome.version_id, arbitration)
-                return [*made, ruled], outcome
-        memory_id = fresh_ids.pop()
-        version_id = new_id("ver")
-        events: list[AnyEvent] = [
-            MemoryWritten(
-                memory_id=memory_id,
-                version_id=version_id,
-                container_tag=container_tag,
-                **version_fields(self._sealer, memory_subject(memory_id), item, vector),
-            )
-        ]
-        batch.add(Head(memory_id, version_id, 1, digest, vector, item.content, _fact_time(item)))
-        outcome = WriteOutcome(
-            memory_id=memory_id, version_id=version_id, version=1, status="created"
-        )
-        if possible is not None and arbitration is not None:
-            head = possible[0]
-            events.append(self._arbitrated(container_tag, head, version_id, arbitration))
+                ruled = made.arbitrated(container_tag, head, outcome.version_id, arbitration)
+                return [*events, ruled], outcome
+        events, outcome = made.created(container_tag, fresh_ids.pop(), item, digest, vector, batch)
+        if possible is None:
+            return events, outcome
+        head, judgement, _ = possible
+        if arbitration is not None:
+            events.append(made.arbitrated(container_tag, head, outcome.version_id, arbitration))
             if arbitration.ruling == "different":
                 return events, outcome  # both hold, the model says: not linked
-        if possible is not None and _older_fact(item, possible[0]):
-            # Maybe an update, but of a fact newer than this one: the link runs the other way.
-            head, judgement, _ = possible
-            events.append(self._linked(container_tag, head, memory_id, version_id, judgement))
-            outcome = msgspec.structs.replace(
-                outcome,
-                possibly_outdated_by=head.memory_id,
-                similarity=judgement.similarity,
-                reason="older_fact_time",
-            )
-        elif possible is not None:
-            head, judgement, _ = possible
-            events.append(
-                MemoryLinked(
-                    memory_id=memory_id,
-                    version_id=version_id,
-                    target_memory_id=head.memory_id,
-                    target_version_id=head.version_id,
-                    container_tag=container_tag,
-                    similarity=judgement.similarity,
-                    evidence=self._evidence(memory_id, judgement, "automatic"),
-                )
-            )
-            outcome = msgspec.structs.replace(
-                outcome,
-                possibly_updates=head.memory_id,
-                similarity=judgement.similarity,
-                reason=judgement.reason,
-            )
-        return events, outcome
+        # Maybe an update; of a fact newer than this one, the link runs the other way.
+        link = made.outdated if older_fact(item, head) else made.linked
+        linked, outcome = link(container_tag, outcome, head, judgement)
+        return [*events, linked], outcome
 
     def _judged(
         self,
@@ -371,170 +327,16 @@ class Writes:
                 f"memory {memory_id!r} is at version {head.version}, not {item.expected_version}"
             )
         if head.content_hash == digest:
-            return _dedup(container_tag, head.memory_id, head.version_id, head.version)
+            return dedup(container_tag, head.memory_id, head.version_id, head.version)
         similarity = 0.0 if target_vector is None else float(target_vector @ vector)
         judgement = judge(text, item.content, similarity, self._gates)
-        if _older_fact(item, head):
-            return self._backdated(
+        made = self._made
+        if older_fact(item, head):
+            return made.backdated(
                 container_tag, item, digest, vector, head, judgement, "explicit", batch, fresh_ids
             )
-        evidence = self._evidence(memory_id, judgement, "explicit")
-        return self._supersede(container_tag, item, vector, head, similarity, batch, evidence)
-
-    def _backdated(
-        self,
-        container_tag: str,
-        item: NewMemory,
-        digest: str,
-        vector: npt.NDArray[np.float32],
-        newer: Head,
-        judgement: Judgement,
-        rule: Literal["automatic", "explicit"],
-        batch: Heads,
-        fresh_ids: list[str],
-    ) -> tuple[list[AnyEvent], WriteOutcome]:
-        """A write that would correct ``newer`` but states an older fact: it never becomes
-        what is served. A chain of its own, linked as possibly outdated by ``newer``, so
-        recall ranks ``newer`` above it and marks it."""
-        memory_id = fresh_ids.pop()
-        version_id = new_id("ver")
-        written = MemoryWritten(
-            memory_id=memory_id,
-            version_id=version_id,
-            container_tag=container_tag,
-            **version_fields(self._sealer, memory_subject(memory_id), item, vector),
-        )
-        linked = self._linked(container_tag, newer, memory_id, version_id, judgement, rule)
-        batch.add(Head(memory_id, version_id, 1, digest, vector, item.content, _fact_time(item)))
-        return [written, linked], WriteOutcome(
-            memory_id=memory_id,
-            version_id=version_id,
-            version=1,
-            status="created",
-            similarity=judgement.similarity,
-            possibly_outdated_by=newer.memory_id,
-            reason="older_fact_time",
-        )
-
-    def _linked(
-        self,
-        container_tag: str,
-        newer: Head,
-        memory_id: str,
-        version_id: str,
-        judgement: Judgement,
-        rule: Literal["automatic", "explicit"] = "automatic",
-    ) -> MemoryLinked:
-        """The link of a written version under ``newer``, newer in fact time: the evidence
-        sealed under the written memory's key, as the write's own."""
-        return MemoryLinked(
-            memory_id=newer.memory_id,
-            version_id=newer.version_id,
-            target_memory_id=memory_id,
-            target_version_id=version_id,
-            container_tag=container_tag,
-            similarity=judgement.similarity,
-            evidence=self._evidence(memory_id, judgement, rule, "older_fact_time"),
-        )
-
-    def _arbitrated(
-        self, container_tag: str, head: Head, version_id: str, arbitration: Arbitration
-    ) -> MemoryArbitrated:
-        """The event of a model's ruling on a pair: its words sealed like conversation text."""
-        answer = arbitration.answer
-        return MemoryArbitrated(
-            container_tag=container_tag,
-            memory_id=head.memory_id,
-            version_id=version_id,
-            ruling=arbitration.ruling,
-            answer=None
-            if answer is None
-            else self._sealer.seal_text(container_subject(container_tag), answer),
-            model=arbitration.model,
-            failure=arbitration.failure,
-            latency_ms=arbitration.latency_ms,
-        )
-
-    def _evidence(
-        self,
-        subject_memory: str,
-        judgement: Judgement,
-        rule: Literal["automatic", "explicit", "arbiter"],
-        reason: str | None = None,
-    ) -> Evidence:
-        """What the event records of a judgement: the differing words sealed under the key of
-        the memory they now belong to."""
-        differing = msgspec.json.encode({"removed": judgement.removed, "added": judgement.added})
-        default = judgement.reason if rule == "automatic" else "named"
-        return Evidence(
-            rule=rule,
-            reason=default if reason is None else reason,
-            shared_words=judgement.shared_words,
-            differing=self._sealer.seal(memory_subject(subject_memory), differing),
-        )
-
-    def _supersede(
-        self,
-        container_tag: str,
-        item: NewMemory,
-        vector: npt.NDArray[np.float32],
-        head: Head,
-        similarity: float,
-        batch: Heads,
-        evidence: Evidence,
-    ) -> tuple[list[AnyEvent], WriteOutcome]:
-        version_id = new_id("ver")
-        event = MemorySuperseded(
-            memory_id=head.memory_id,
-            version_id=version_id,
-            version=head.version + 1,
-            supersedes_version_id=head.version_id,
-            container_tag=container_tag,
-            similarity=similarity,
-            evidence=evidence,
-            **version_fields(self._sealer, memory_subject(head.memory_id), item, vector),
-        )
-        batch.add(
-            Head(
-                head.memory_id,
-                version_id,
-                head.version + 1,
-                content_hash(item.content),
-                vector,
-                item.content,
-                _fact_time(item),
-            )
-        )
-        return [event], WriteOutcome(
-            memory_id=head.memory_id,
-            version_id=version_id,
-            version=head.version + 1,
-            status="superseded",
-            similarity=similarity,
-            reason=evidence.reason,
-        )
-
-
-def _screened(
-    container_tag: str, verdict: Verdict, events: list[AnyEvent], outcome: WriteOutcome
-) -> tuple[list[AnyEvent], WriteOutcome]:
-    """A write whose text the poisoning detector flags is stored all the same (never hide what
-    was written), with its verdict appended beside it: recall shows it, trust counts it."""
-    if not verdict.flagged:
-        return events, outcome
-    flagged = verdict.recorded(outcome.memory_id, outcome.version_id, container_tag)
-    return [*events, flagged], msgspec.structs.replace(outcome, flags=tuple(verdict.reasons))
-
-
-def _dedup(
-    container_tag: str, memory_id: str, version_id: str, version: int
-) -> tuple[list[AnyEvent], WriteOutcome]:
-    event = MemoryDeduplicated(
-        memory_id=memory_id, version_id=version_id, container_tag=container_tag
-    )
-    return [event], WriteOutcome(
-        memory_id=memory_id, version_id=version_id, version=version, status="deduplicated"
-    )
+        evidence = made.evidence(memory_id, judgement, "explicit")
+        return made.superseded(container_tag, item, vector, head, similarity, batch, evidence)
 
 
 def _live_latest(row: VersionRow) -> bool:
@@ -543,17 +345,3 @@ def _live_latest(row: VersionRow) -> bool:
 
 def _head_of(row: VersionRow) -> Head:
     return Head(row.memory_id, row.version_id, row.version, "", None, observed_at=row.observed_at)
-
-
-def _fact_time(item: NewMemory) -> int | None:
-    """When the write says its fact was true (UTC ns), or None: when it is recorded."""
-    return None if item.observed_at is None else parse_instant(item.observed_at)
-
-
-def _older_fact(item: NewMemory, head: Head) -> bool:
-    """Whether the write's fact was true before the fact of ``head``: then it never replaces
-    it. A time not given is the time of recording, that is now."""
-    now = time.time_ns()
-    written = _fact_time(item)
-    current = head.observed_at
-    return (now if written is None else written) < (now if current is None else current)
