@@ -202,14 +202,18 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     # their content).
     kept = len(old_content & new_text.content)
     restated = kept / len(old_content) if old_content else 1.0
-    if similarity < gates.lowest:
+    # Whether the newer text may keep every word of the older (then it may be certain); and
+    # whether it may be an update. Neither: nothing to align (most close pairs of a store).
+    may_keep = similarity >= gates.same and old_text.stems <= new_text.stems
+    may_update = restated >= MIN_RESTATED or _attribute_changed(old_text, new_text)
+    if similarity < gates.lowest or not (may_keep or may_update):
         return Judgement(
             verdict="distinct",
             similarity=similarity,
             shared_words=shared,
             removed=sorted(old_content - new_text.content),
             added=sorted(new_text.content - old_content),
-            reason="dissimilar",
+            reason="dissimilar" if similarity < gates.lowest else "other_content",
         )
     regions = [op for op in _opcodes(a, b) if op[0] != "equal"]
     removed = [w for _, i1, i2, _, _ in regions for w in a_words[i1:i2]]
@@ -227,7 +231,7 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
 
     # Certain: the newer text keeps every word the older one said (only a word saying when,
     # a negation or detail after its end added). Only then is the older hidden.
-    if similarity >= gates.same:
+    if may_keep:
         certain = _certain(old_text, new_text)
         if certain is not None:
             return verdict("same", certain)
@@ -258,7 +262,7 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     # that keeps unrelated texts apart, and one whose change word names the very attribute
     # the older states (moved / lives) may share no more of its words than the subject.
     attribute = _attribute_changed(old_text, new_text)
-    if restated < MIN_RESTATED and not attribute:
+    if not may_update:
         return verdict("distinct", "other_content")
     gate = gates.possible
     if marked or attribute:
@@ -312,6 +316,7 @@ class _Prepared(NamedTuple):
     words: list[str]  # without the change and time words
     lower: list[str]  # those, case folded
     content: frozenset[str]  # those that carry content (see ``_content``)
+    stems: frozenset[str]  # the content words of ``plain``, as a negation compares them
     marked: bool  # whether it says it is a change
 
 
@@ -324,14 +329,16 @@ def _prepared(text: str) -> _Prepared:
     lower = [w.lower() for w in kept]
     folded_words = [w.lower() for w in all_words]
     timeless = _positions(folded_words, WHEN_WORDS, WHEN_PHRASES)
+    plain = [w for at, w in enumerate(folded_words) if at not in timeless]
     return _Prepared(
         raw=text,
         all_words=all_words,
         folded=frozenset(folded_words),
-        plain=[w for at, w in enumerate(folded_words) if at not in timeless],
+        plain=plain,
         words=kept,
         lower=lower,
         content=frozenset(_content(lower)),
+        stems=frozenset(_stems_of(plain)),
         marked=marked,
     )
 

@@ -60,13 +60,13 @@ OPEN = Gates(same=0.0, possible=0.0)  # the rules alone, whatever the similarity
             "Invoice 4471 for Acme changed status to paid.",
             "Invoice 5312 for Globex changed status to overdue.",
             "distinct",
-            "other_identifier",
+            "other_content",
         ),
         (
             "Marta switched to night shifts at the Leeds plant.",
             "Jonas switched to early shifts at the Porto plant.",
             "distinct",
-            "other_subject",
+            "other_content",
         ),
         # Corrections as people write them: linked, never hidden.
         (
