@@ -66,7 +66,7 @@ FUNCTION_WORDS = frozenset(
     of in on at to for from with by about as into onto over under near
     and or but so than then
     is are was were be been being am has have had do does did will would shall should
-    can could may might must 's 're 've 'd 'll""".split()  # noqa: SIM905
+    can could may might must 's 're 've 'd 'll there""".split()  # noqa: SIM905
 )
 # The function words that come right after a sentence's subject.
 AUXILIARIES = frozenset(
@@ -118,7 +118,9 @@ ATTRIBUTE_OF_CHANGE: dict[str, frozenset[str]] = {
     "retired": _JOB,
 }
 # Separate changed stretches past this are another instance of a shared template.
-MAX_CHANGED_STRETCHES = 2
+MAX_CHANGED_STRETCHES = 1
+# A changed stretch followed by this many shared content words names a thing, not a value.
+TAIL_OF_A_NAME = 2
 # Words that, right after a noun, make it part of another thing's name ("the team's lead").
 BINDING_WORDS = frozenset("'s of".split())  # noqa: SIM905
 # Words of a subject's noun phrase that name no thing of their own.
@@ -202,10 +204,14 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     # their content).
     kept = len(old_content & new_text.content)
     restated = kept / len(old_content) if old_content else 1.0
+    # The same words but for amounts, dates and times, in any order ("The sync is in room 420
+    # at 11 am" / "The sync changed to room 215 at 1 pm"): a new value of the same thing.
+    values_only = _values_only_changed(old_text, new_text)
+    attribute = _attribute_changed(old_text, new_text)
     # Whether the newer text may keep every word of the older (then it may be certain); and
     # whether it may be an update. Neither: nothing to align (most close pairs of a store).
     may_keep = similarity >= gates.same and old_text.stems <= new_text.stems
-    may_update = restated >= MIN_RESTATED or _attribute_changed(old_text, new_text)
+    may_update = restated >= MIN_RESTATED or attribute or values_only
     if similarity < gates.lowest or not (may_keep or may_update):
         return Judgement(
             verdict="distinct",
@@ -235,51 +241,84 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
         certain = _certain(old_text, new_text)
         if certain is not None:
             return verdict("same", certain)
-    if not regions:  # the same words once the change words are left out: an update
-        gate = (
-            gates.possible if not marked else gates.same if gates.marked is None else gates.marked
-        )
-        return verdict("possible" if similarity >= gate else "distinct", "marked_change")
-    # Another thing: never linked, whatever the words say of a change.
-    first = regions[0]
-    replaced = _identity_replaced(regions, a_words, b_words)
-    if replaced is not None and (not marked or _in_subject(a, replaced[1])):
-        return verdict("distinct", "other_identifier")
-    if (
-        _subject(a) != _subject(b)
-        or (first[0] == "replace" and not _anchored(a[: first[1]]))
-        or _subject_head_changed(a, first)
-        or _subject_name_replaced(a_words, b_words, first)
-        or _possessed_instead(a, b, first)
-    ):
-        return verdict("distinct", "other_subject")
-    # Several separate stretches of one template filled otherwise ("Pin requests to 2.31 in
-    # atlas ..." / "Pin httpx to 0.27 in borealis ..."): another instance of the template.
-    if len(regions) > MAX_CHANGED_STRETCHES and not _all_quantities(regions, a_words, b_words):
-        return verdict("distinct", "several_changes")
-    # Maybe an update: kept beside the older text, linked, ranked first. A link hides
-    # nothing, so its gates are generous: a text that says it is a change needs only the gate
-    # that keeps unrelated texts apart, and one whose change word names the very attribute
-    # the older states (moved / lives) may share no more of its words than the subject.
-    attribute = _attribute_changed(old_text, new_text)
-    if not may_update:
-        return verdict("distinct", "other_content")
+    # A link hides nothing, so its gates are generous: a text that says it is a change, or
+    # whose change word names the very attribute the older states (moved / lives), needs
+    # only the gate that keeps unrelated texts apart.
     gate = gates.possible
     if marked or attribute:
         gate = gates.same if gates.marked is None else gates.marked
     if similarity < gate:
         return verdict("distinct", "close")
+    if not regions:  # the same words once the change words are left out: an update
+        return verdict("possible", "marked_change")
+    # Another thing: never linked, whatever the words say of a change.
+    first = regions[0]
+    replaced = _identity_replaced(regions, a_words, b_words)
+    if replaced is not None and (_in_subject(a_words, replaced[1]) or not (marked or values_only)):
+        return verdict("distinct", "other_identifier")
+    if values_only:
+        return verdict("possible", "new_quantity")
+    if (
+        _subject(a) != _subject(b)
+        or (first[0] == "replace" and not _anchored(a[: first[1]]))
+        or _subject_head_changed(a, first)
+        or _subject_name_replaced(a_words, b_words, first)
+        or _possessed_instead(a_words, b, first)
+    ):
+        return verdict("distinct", "other_subject")
+    # A new value changes one stretch of the fact; separate stretches of one template filled
+    # otherwise ("The delivery from Zitend Supplies arrives on Sunday" / "... from Krafuflon
+    # Supplies arrives on Wednesday") are another instance of the template. A stretch where
+    # a text saying it is a change only rephrases its verb ("listens on" / "moved to") is
+    # part of saying so.
+    changed = [op for op in regions if not (marked and _rephrased(op, b))]
+    if len(changed) > MAX_CHANGED_STRETCHES and not _all_quantities(regions, a_words, b_words):
+        return verdict("distinct", "several_changes")
+    # English states what a clause is about first and its new information last: one stretch
+    # changed with more of the fact after it ("The bus from Faitratoth Square goes to the
+    # stadium every 20 minutes" / "... from Rokru Square ...") names another thing.
+    if len(changed) == 1 and _named_before_the_rest(a, changed[0]) and not attribute:
+        return verdict("distinct", "other_name")
+    # Maybe an update: kept beside the older text, linked, ranked first.
+    if not (restated >= MIN_RESTATED or attribute):
+        return verdict("distinct", "other_content")
     if replaced is not None:
         return verdict("possible", "other_identifier")
     if any(w.lower() in ADDITIVE_WORDS for w in new_text.all_words):
         return verdict("possible", "additive")
     if marked:
         return verdict("possible", "marked_change")
-    if all(op[0] == "replace" for op in regions) and _all_quantities(regions, a_words, b_words):
-        return verdict("possible", "new_quantity")
     if len(regions) == 1 and first[0] == "replace" and _single_valued(a, first):
         return verdict("possible", "new_value")
-    return verdict("possible", "several_changes" if len(regions) > 1 else "other_value")
+    return verdict("possible", "other_value")
+
+
+def _rephrased(region: tuple[str, int, int, int, int], b: list[str]) -> bool:
+    """Whether a changed stretch holds no content word on the newer side."""
+    _, _, _, j1, j2 = region
+    return all(w in FUNCTION_WORDS for w in b[j1:j2])
+
+
+def _named_before_the_rest(a: list[str], region: tuple[str, int, int, int, int]) -> bool:
+    """Whether a replaced stretch of the older text is followed by a shared stretch holding
+    two content words or more: it names what the rest is said of, it is not its value."""
+    tag, i1, i2, _, _ = region
+    if tag != "replace" or all(w in CALENDAR_WORDS or _QUANTITY.fullmatch(w) for w in a[i1:i2]):
+        return False
+    after = [w for w in a[i2:] if w not in FUNCTION_WORDS]
+    return len(after) >= TAIL_OF_A_NAME
+
+
+def _values_only_changed(old: _Prepared, new: _Prepared) -> bool:
+    """Whether the two texts say the same words but for values (amounts with their units,
+    dates, times), in any order, none of them in the older text's opening noun phrase (a
+    number there names the thing: "The 9:40 train", "Room 101")."""
+    if old.values == new.values or not old.values:
+        return False
+    if old.unvalued != new.unvalued:
+        return False
+    first_value = next(at for at, w in enumerate(old.lower) if w in old.values)
+    return not _in_subject(old.words, first_value)
 
 
 def _attribute_changed(old: _Prepared, new: _Prepared) -> bool:
@@ -317,6 +356,8 @@ class _Prepared(NamedTuple):
     lower: list[str]  # those, case folded
     content: frozenset[str]  # those that carry content (see ``_content``)
     stems: frozenset[str]  # the content words of ``plain``, as a negation compares them
+    values: frozenset[str]  # the amounts, dates and times among ``lower``, with their units
+    unvalued: frozenset[str]  # the content words but those
     marked: bool  # whether it says it is a change
 
 
@@ -330,6 +371,7 @@ def _prepared(text: str) -> _Prepared:
     folded_words = [w.lower() for w in all_words]
     timeless = _positions(folded_words, WHEN_WORDS, WHEN_PHRASES)
     plain = [w for at, w in enumerate(folded_words) if at not in timeless]
+    values = frozenset(_values_in(lower))
     return _Prepared(
         raw=text,
         all_words=all_words,
@@ -339,8 +381,26 @@ def _prepared(text: str) -> _Prepared:
         lower=lower,
         content=frozenset(_content(lower)),
         stems=frozenset(_stems_of(plain)),
+        values=values,
+        unvalued=frozenset(_content(lower)) - values,
         marked=marked,
     )
+
+
+def _values_in(text: list[str]) -> set[str]:
+    """The amounts, dates and times of a folded text, with the unit words after a number
+    ("50 years old", "79 euros a month": up to two words, to a function word)."""
+    found: set[str] = set()
+    for at, word in enumerate(text):
+        if word in CALENDAR_WORDS or word in ("am", "pm"):
+            found.add(word)
+        elif any(c.isdigit() for c in word) and _QUANTITY.fullmatch(word):
+            found.add(word)
+            for unit in text[at + 1 : at + 3]:
+                if unit in FUNCTION_WORDS:
+                    break
+                found.add(unit)
+    return found
 
 
 def _content(text: list[str]) -> set[str]:
@@ -465,28 +525,50 @@ def _identity_replaced(
     return None
 
 
-def _in_subject(a: list[str], at: int) -> bool:
-    """Whether word ``at`` of a folded text is still in the noun phrase it opens with: no word
-    before it but content words and determiners ("Invoice 4471", "Kafka broker 1")."""
-    return all(w in DETERMINERS or w not in FUNCTION_WORDS for w in a[:at])
+def _in_subject(words: list[str], at: int) -> bool:
+    """Whether word ``at`` of a text (as written) is in the noun phrase it opens with
+    ("Invoice 4471", "Kafka broker 1", "My goldfish Hikral", "The 9:40 train")."""
+    return at < _opening_phrase(tuple(words))
+
+
+@functools.lru_cache(maxsize=8192)
+def _opening_phrase(words: tuple[str, ...]) -> int:
+    """How many words the noun phrase a text opens with holds: names, numbers, determiners,
+    and the nouns a determiner or a name opened, up to a function word or a verb (a word in
+    -s or -ed after a noun: "costs", "lives", "renamed"). A pronoun is a phrase alone."""
+    opened = False
+    for at, word in enumerate(words):
+        lower = word.lower()
+        if lower in SUBJECT_PRONOUNS:
+            return at + 1 if at == 0 else at
+        if lower in DETERMINERS or word[:1].isupper():
+            opened = True
+            continue
+        if any(c.isdigit() for c in word):
+            continue
+        after_noun = at > 0 and words[at - 1].lower() not in DETERMINERS
+        if lower in FUNCTION_WORDS or not opened or (after_noun and lower.endswith(("s", "ed"))):
+            return at
+    return len(words)
 
 
 def _possessed_instead(a: list[str], b: list[str], region: tuple[str, int, int, int, int]) -> bool:
     """A possessive inserted in the opening noun phrase: the newer text speaks of something
     of the older's subject ("Alice is vegan" / "Alice's mum is not vegan")."""
     tag, i1, _, j1, _ = region
-    return tag == "insert" and b[j1] == "'s" and _in_subject(a, i1)
+    return tag == "insert" and b[j1] == "'s" and _in_subject(a, i1 - 1)
 
 
 def _subject_name_replaced(
     a: list[str], b: list[str], region: tuple[str, int, int, int, int]
 ) -> bool:
-    """A name swapped for another inside the opening noun phrase, after a name they share
-    ("Alice Moreau ..." / "Alice Kowalski ..."): two people who share a first name."""
+    """A name swapped for another inside the opening noun phrase, after words they share
+    ("Alice Moreau ..." / "Alice Kowalski ...", "My goldfish Hikral ..." / "My goldfish Stazo
+    ..."): two people who share a first name, two pets of one owner."""
     tag, i1, _, j1, _ = region
     if tag != "replace" or i1 == 0 or not (a[i1][:1].isupper() and b[j1][:1].isupper()):
         return False
-    return all(w.lower() in DETERMINERS or w[:1].isupper() for w in a[:i1])
+    return _in_subject(a, i1)
 
 
 def _has_identity(text: list[str], start: int, end: int) -> bool:
