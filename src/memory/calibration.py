@@ -73,7 +73,7 @@ def derive(
 SHIPPED: dict[str, Thresholds] = {
     "e5-small-v2-int8": Thresholds(floor=0.8, same=0.85, possible=0.9),
     "e5-small-v2-int8-static256": Thresholds(floor=0.35, same=0.5, possible=0.7),
-    "all-MiniLM-L6-v2-int8": Thresholds(floor=0.25, same=0.5, possible=0.65),
+    "all-MiniLM-L6-v2-int8": Thresholds(floor=0.25, same=0.5, possible=0.7),
     "all-MiniLM-L6-v2-int8-static256": Thresholds(floor=0.3, same=0.5, possible=0.7),
 }
 

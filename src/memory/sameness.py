@@ -123,6 +123,8 @@ MAX_CHANGED_STRETCHES = 1
 TAIL_OF_A_NAME = 2
 # Words that, right after a noun, make it part of another thing's name ("the team's lead").
 BINDING_WORDS = frozenset("'s of".split())  # noqa: SIM905
+# Prepositions that continue a noun phrase with another ("the invoice from Acme").
+PHRASE_PREPOSITIONS = frozenset("of from for".split())  # noqa: SIM905
 # Words of a subject's noun phrase that name no thing of their own.
 DETERMINERS = frozenset("a an the this that these those my our your his her its their 's".split())  # noqa: SIM905
 # Words left out of the alignment that are no evidence of a change: "actually" is mostly a
@@ -277,7 +279,13 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     # English states what a clause is about first and its new information last: one stretch
     # changed with more of the fact after it ("The bus from Faitratoth Square goes to the
     # stadium every 20 minutes" / "... from Rokru Square ...") names another thing.
-    if len(changed) == 1 and _named_before_the_rest(a, changed[0]) and not attribute:
+    # Unless a predicate that holds one value at a time comes before it ("Tom prefers window
+    # seats on flights" / "... aisle seats on flights").
+    if (
+        len(changed) == 1
+        and _named_before_the_rest(a_words, changed[0])
+        and not (attribute or _single_valued(a, changed[0]))
+    ):
         return verdict("distinct", "other_name")
     # Maybe an update: kept beside the older text, linked, ranked first.
     if not (restated >= MIN_RESTATED or attribute):
@@ -300,13 +308,21 @@ def _rephrased(region: tuple[str, int, int, int, int], b: list[str]) -> bool:
 
 
 def _named_before_the_rest(a: list[str], region: tuple[str, int, int, int, int]) -> bool:
-    """Whether a replaced stretch of the older text is followed by a shared stretch holding
-    two content words or more: it names what the rest is said of, it is not its value."""
+    """Whether a replaced stretch of the older text (as written) is a name followed by a
+    shared stretch holding two content words or more: it names what the rest is said of, it
+    is not its value. A name: a capitalised word inside the text, or any word of the noun
+    phrase the text opens with."""
     tag, i1, i2, _, _ = region
-    if tag != "replace" or all(w in CALENDAR_WORDS or _QUANTITY.fullmatch(w) for w in a[i1:i2]):
+    stretch = a[i1:i2]
+    if tag != "replace" or all(
+        w.lower() in CALENDAR_WORDS or _QUANTITY.fullmatch(w) for w in stretch
+    ):
         return False
-    after = [w for w in a[i2:] if w not in FUNCTION_WORDS]
-    return len(after) >= TAIL_OF_A_NAME
+    named = _in_subject(a, i1) or any(
+        w[:1].isupper() and w.lower() not in FUNCTION_WORDS for w in stretch if i1 > 0
+    )
+    after = [w for w in a[i2:] if w.lower() not in FUNCTION_WORDS]
+    return named and len(after) >= TAIL_OF_A_NAME
 
 
 def _values_only_changed(old: _Prepared, new: _Prepared) -> bool:
@@ -546,6 +562,8 @@ def _opening_phrase(words: tuple[str, ...]) -> int:
             continue
         if any(c.isdigit() for c in word):
             continue
+        if lower in PHRASE_PREPOSITIONS and opened and at + 1 < len(words):
+            continue  # "The bus from Faitratoth Square", "The chat channel of the dredu team"
         after_noun = at > 0 and words[at - 1].lower() not in DETERMINERS
         if lower in FUNCTION_WORDS or not opened or (after_noun and lower.endswith(("s", "ed"))):
             return at

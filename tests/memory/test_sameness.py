@@ -88,7 +88,19 @@ OPEN = Gates(same=0.0, possible=0.0)  # the rules alone, whatever the similarity
             "The bus from Faitratoth Square goes to the stadium every 20 minutes.",
             "The bus from Rokru Square goes to the stadium every 20 minutes.",
             "distinct",
+            "other_subject",
+        ),
+        (
+            "I lent my copy of Fagex and the Sea to Grace in April.",
+            "I lent my copy of Storol and the Sea to Grace in April.",
+            "distinct",
             "other_name",
+        ),
+        (
+            "Tom prefers window seats on flights.",
+            "Tom prefers aisle seats on flights.",
+            "possible",
+            "new_value",
         ),
         (
             "My goldfish Hikral sees the vet every January.",
