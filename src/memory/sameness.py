@@ -243,23 +243,25 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
         certain = _certain(old_text, new_text)
         if certain is not None:
             return verdict("same", certain)
-    # A link hides nothing, so its gates are generous: a text that says it is a change, or
-    # whose change word names the very attribute the older states (moved / lives), needs
-    # only the gate that keeps unrelated texts apart.
-    gate = gates.possible
-    if marked or attribute:
-        gate = gates.same if gates.marked is None else gates.marked
-    if similarity < gate:
-        return verdict("distinct", "close")
+    # A link hides nothing, so its gates are generous, the more so the plainer the words say
+    # it: a text that says it is a change, or whose change word names the very attribute the
+    # older states (moved / lives), needs only the gate that keeps unrelated texts apart; a
+    # new value of a predicate holding one value at a time, or new amounts and dates of the
+    # same words, the supersede gate; any other changed value, the link gate.
+    said = gates.same if gates.marked is None else gates.marked
+
+    def linked(reason: str, gate: float) -> Judgement:
+        return verdict("possible", reason) if similarity >= gate else verdict("distinct", "close")
+
     if not regions:  # the same words once the change words are left out: an update
-        return verdict("possible", "marked_change")
+        return linked("marked_change", said if marked else gates.possible)
     # Another thing: never linked, whatever the words say of a change.
     first = regions[0]
     replaced = _identity_replaced(regions, a_words, b_words)
     if replaced is not None and (_in_subject(a_words, replaced[1]) or not (marked or values_only)):
         return verdict("distinct", "other_identifier")
     if values_only:
-        return verdict("possible", "new_quantity")
+        return linked("new_quantity", said if marked else gates.same)
     if (
         _subject(a) != _subject(b)
         or (first[0] == "replace" and not _anchored(a[: first[1]]))
@@ -276,29 +278,30 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     changed = [op for op in regions if not (marked and _rephrased(op, b))]
     if len(changed) > MAX_CHANGED_STRETCHES and not _all_quantities(regions, a_words, b_words):
         return verdict("distinct", "several_changes")
-    # English states what a clause is about first and its new information last: one stretch
+    # English states what a clause is about first and its new information last: one name
     # changed with more of the fact after it ("The bus from Faitratoth Square goes to the
-    # stadium every 20 minutes" / "... from Rokru Square ...") names another thing.
-    # Unless a predicate that holds one value at a time comes before it ("Tom prefers window
-    # seats on flights" / "... aisle seats on flights").
+    # stadium every 20 minutes" / "... from Rokru Square ...") names another thing. Unless a
+    # predicate that holds one value at a time comes before it ("Tom prefers window seats on
+    # flights" / "... aisle seats on flights").
+    single_valued = len(changed) == 1 and _single_valued(a, changed[0])
     if (
         len(changed) == 1
         and _named_before_the_rest(a_words, changed[0])
-        and not (attribute or _single_valued(a, changed[0]))
+        and not (attribute or single_valued)
     ):
         return verdict("distinct", "other_name")
     # Maybe an update: kept beside the older text, linked, ranked first.
     if not (restated >= MIN_RESTATED or attribute):
         return verdict("distinct", "other_content")
-    if replaced is not None:
-        return verdict("possible", "other_identifier")
+    if replaced is not None:  # in the predicate, of a text that says it is a change
+        return linked("other_identifier", said)
     if any(w.lower() in ADDITIVE_WORDS for w in new_text.all_words):
-        return verdict("possible", "additive")
-    if marked:
-        return verdict("possible", "marked_change")
-    if len(regions) == 1 and first[0] == "replace" and _single_valued(a, first):
-        return verdict("possible", "new_value")
-    return verdict("possible", "other_value")
+        return linked("additive", gates.possible)
+    if marked or attribute:
+        return linked("marked_change", said)
+    if single_valued and first[0] == "replace":
+        return linked("new_value", gates.same)
+    return linked("other_value", gates.possible)
 
 
 def _rephrased(region: tuple[str, int, int, int, int], b: list[str]) -> bool:
