@@ -8,16 +8,12 @@ only then are the vector and full-text indexes opened with the pinned dimension 
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
-
 from ..embedding import Embedder, QualityEmbedder, check_pin, open_for_store
 from ..embedding.coalescing import CoalescingEmbedder
 from ..errors import EmbedderMismatch
 from ..eventlog import Actor, Draft, EventLog, KeyStore, Sealer
 from ..eventlog.scratch import clear_stale, scratch_root
 from ..eventlog.subjects import memory_subject
-from ..projections.indexes import VectorProjection
 from ..projections.memories import MemoryProjection
 from ..projections.readmodels import ReadModels
 from ..projections.runner import ProjectionRunner
@@ -29,8 +25,9 @@ from .combiner import WriteCombiner
 from .documents import Ingest
 from .fresh_ids import FreshIds
 from .gate import Gate
+from .neighbours import LiveNeighbours
 from .quarantine import Quarantine
-from .recall import Recall, live_scope
+from .recall import Recall
 from .record import Recorder
 from .rollback import Rollbacks
 from .sameness import gates_for
@@ -39,24 +36,6 @@ from .trust import Trust, trust_params
 from .writes import Writes
 
 SYSTEM = Actor(agent_id="mnemolog", protocol="system")
-
-
-class _LiveNearest:
-    """Nearest live chain heads of a container, from the vector index."""
-
-    def __init__(self, memories: MemoryProjection, vectors: VectorProjection) -> None:
-        self._memories = memories
-        self._vectors = vectors
-
-    def nearest_many(
-        self, container_tag: str, vectors: npt.NDArray[np.float32], k: int, at_least: float
-    ) -> list[list[tuple[int, float]]]:
-        live = self._memories.live_rows(container_tag)
-        if not live:
-            return [[] for _ in range(len(vectors))]
-        return self._vectors.index.search_many(
-            vectors, k, allowed=live, scope=live_scope(container_tag), at_least=at_least
-        )
 
 
 class Core:
@@ -132,7 +111,7 @@ class Core:
             fresh=self._fresh,
             memories=self.memories,
             embedder=self.embedder,
-            nearest=_LiveNearest(self.memories, self.vectors),
+            nearest=LiveNeighbours(self.memories, self.vectors, self.fulltext),
             gates=gates_for(self.embedder.identity.name, settings.supersede_threshold),
             trust=self.trust,
         )

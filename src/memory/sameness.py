@@ -212,7 +212,7 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     attribute = _attribute_changed(old_text, new_text)
     # Whether the newer text may keep every word of the older (then it may be certain); and
     # whether it may be an update. Neither: nothing to align (most close pairs of a store).
-    may_keep = similarity >= gates.same and old_text.stems <= new_text.stems
+    may_keep = _may_keep(old_text, new_text, similarity, gates)
     may_update = restated >= MIN_RESTATED or attribute or values_only
     if similarity < gates.lowest or not (may_keep or may_update):
         return Judgement(
@@ -326,6 +326,16 @@ def _named_before_the_rest(a: list[str], region: tuple[str, int, int, int, int])
     )
     after = [w for w in a[i2:] if w.lower() not in FUNCTION_WORDS]
     return named and len(after) >= TAIL_OF_A_NAME
+
+
+def may_keep(old: str, new: str, similarity: float, gates: Gates) -> bool:
+    """Whether ``new`` may keep every word of ``old`` (only then can it supersede it): a
+    test of their word sets, without aligning them."""
+    return _may_keep(_prepared(old), _prepared(new), similarity, gates)
+
+
+def _may_keep(old: _Prepared, new: _Prepared, similarity: float, gates: Gates) -> bool:
+    return similarity >= gates.same and old.stems <= new.stems
 
 
 def _values_only_changed(old: _Prepared, new: _Prepared) -> bool:

@@ -34,7 +34,7 @@ from .gate import Gate, Head, Heads
 from .outcomes import Outcomes, dedup, older_fact, screened
 from .poisoning import detect
 from .record import Recorder
-from .sameness import Gates, Judgement, judge
+from .sameness import Gates, Judgement, judge, may_keep
 from .submitted import SubmittedGroups, WriteOutcome
 from .trust import Trust
 from .versions import NewMemory
@@ -53,10 +53,16 @@ class NearestLive(Protocol):
     """Finds the live latest versions of a container closest to a vector."""
 
     def nearest_many(
-        self, container_tag: str, vectors: npt.NDArray[np.float32], k: int, at_least: float
+        self,
+        container_tag: str,
+        vectors: npt.NDArray[np.float32],
+        texts: Sequence[str],
+        k: int,
+        at_least: float,
     ) -> list[list[tuple[int, float]]]:
-        """For each vector, the ``k`` best (row id, cosine similarity) pairs with a similarity
-        of ``at_least`` or more, best first."""
+        """For each vector (of each text), the ``k`` best (row id, cosine similarity) pairs
+        with a similarity of ``at_least`` or more, and those of the memories sharing the
+        text's rarest words, best first."""
         ...
 
 
@@ -163,7 +169,7 @@ class Writes:
             counts: list[int] = []
             # Under the lock: the projections must not move between this and the decisions.
             neighbours = self._nearest.nearest_many(
-                container_tag, vectors, NEIGHBOURS, self._at_least
+                container_tag, vectors, [item.content for item in items], NEIGHBOURS, self._at_least
             )
             digests = [content_hash(item.content) for item in items]
             duplicates = self._memories.live_duplicates(container_tag, digests)
@@ -285,14 +291,19 @@ class Writes:
         if pending is not None:
             candidates.append((pending[1], pending[0], pending[0].text))
         candidates.sort(key=lambda c: -c[0])  # stable: the projection's first among equals
-        possible: _Judged | None = None
+        # Only a text whose words the write keeps can be superseded: those are judged first,
+        # then the others in turn up to the first possible update. (Judging a pair aligns
+        # its words, tens of microseconds; a container of one template has many candidates.)
+        for similarity, head, text in candidates:
+            if may_keep(text, item.content, similarity, self._gates):
+                judgement = judge(text, item.content, similarity, self._gates)
+                if judgement.verdict == "same":
+                    return (head, judgement, text), None
         for similarity, head, text in candidates:
             judgement = judge(text, item.content, similarity, self._gates)
-            if judgement.verdict == "same":
-                return (head, judgement, text), None
-            if judgement.verdict == "possible" and possible is None:
-                possible = (head, judgement, text)
-        return None, possible
+            if judgement.verdict == "possible":
+                return None, (head, judgement, text)
+        return None, None
 
     def _explicit(
         self,
