@@ -20,7 +20,9 @@ from mnemolog.memory.ranking import (
     agreed_at_top,
     fuse,
     interleave,
+    linked_newer_first,
     mmr,
+    names_in,
     newer_above_older_among_agreed,
     recency_weight,
     with_contexts,
@@ -114,6 +116,33 @@ def test_mmr_moves_a_near_duplicate_below_a_different_candidate() -> None:
     score = {1: 1.0, 2: 0.99, 3: 0.98}
     cosines = np.asarray([[1, 1, 0], [1, 1, 0], [0, 0, 1]], dtype=np.float32)
     assert mmr(ranked, score, cosines, 3, set()) == [1, 3, 2]
+
+
+def test_mmr_leaves_alone_what_is_not_a_near_duplicate() -> None:
+    """Two facts about one person are alike (cosine 0.8) but not the same fact: diversity
+    does not reorder them, so a fact that does not answer never rises above one that does."""
+    ranked = [1, 2, 3]
+    score = {1: 1.0, 2: 0.99, 3: 0.98}
+    cosines = np.asarray([[1, 0.8, 0.3], [0.8, 1, 0.3], [0.3, 0.3, 1]], dtype=np.float32)
+    assert mmr(ranked, score, cosines, 3, set()) == [1, 2, 3]
+
+
+def test_a_linked_newer_candidate_moves_above_the_older_served_at_any_limit() -> None:
+    order = [7, 3, 9, 4, 8]  # 8 may update 3; 9 may update 4
+    links = [(8, 3), (9, 4)]
+    assert linked_newer_first(order, links, 2) == [7, 8, 3, 9, 4]
+    assert linked_newer_first(order, links, 5) == [7, 8, 3, 9, 4]
+    # An older one not served is left where it is, and so is its newer one.
+    assert linked_newer_first([7, 1, 3, 8], [(8, 3)], 2) == [7, 1, 3, 8]
+    # A newer one already above stays.
+    assert linked_newer_first([8, 3], [(8, 3)], 1) == [8, 3]
+
+
+def test_a_link_is_left_alone_when_the_query_asks_of_the_older_ones_thing() -> None:
+    order = [3, 8]
+    assert linked_newer_first(order, [(8, 3)], 2, lambda newer, older: True) == [3, 8]
+    assert names_in("Where did Alice Moreau move in 2024?") == {"alice", "moreau", "2024"}
+    assert names_in("where does she live") == frozenset()
 
 
 @given(
