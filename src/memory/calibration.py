@@ -72,7 +72,7 @@ def derive(
 # it rather than guess.
 SHIPPED: dict[str, Thresholds] = {
     "e5-small-v2-int8": Thresholds(floor=0.8, same=0.85, possible=0.9),
-    "e5-small-v2-int8-static256": Thresholds(floor=0.35, same=0.5, possible=0.7),
+    "e5-small-v2-int8-static256": Thresholds(floor=0.35, same=0.5, possible=0.75),
     "all-MiniLM-L6-v2-int8": Thresholds(floor=0.25, same=0.5, possible=0.7),
     "all-MiniLM-L6-v2-int8-static256": Thresholds(floor=0.3, same=0.5, possible=0.7),
 }

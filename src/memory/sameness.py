@@ -223,7 +223,7 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
             added=sorted(new_text.content - old_content),
             reason="dissimilar" if similarity < gates.lowest else "other_content",
         )
-    regions = [op for op in _opcodes(a, b) if op[0] != "equal"]
+    regions = _over_determiners([op for op in _opcodes(a, b) if op[0] != "equal"], a)
     removed = [w for _, i1, i2, _, _ in regions for w in a_words[i1:i2]]
     added = [w for _, _, _, j1, j2 in regions for w in b_words[j1:j2]]
 
@@ -302,6 +302,21 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     if single_valued and first[0] == "replace":
         return linked("new_value", gates.same)
     return linked("other_value", gates.possible)
+
+
+def _over_determiners(
+    regions: list[tuple[str, int, int, int, int]], a: list[str]
+) -> list[tuple[str, int, int, int, int]]:
+    """Changed stretches with only a determiner between them made one ("at the station" / "in
+    the shed behind the house": "the" is no shared part of the fact)."""
+    merged: list[tuple[str, int, int, int, int]] = []
+    for region in regions:
+        if merged and all(w in DETERMINERS for w in a[merged[-1][2] : region[1]]):
+            _, i1, _, j1, _ = merged[-1]
+            merged[-1] = ("replace", i1, region[2], j1, region[4])
+        else:
+            merged.append(region)
+    return merged
 
 
 def _rephrased(region: tuple[str, int, int, int, int], b: list[str]) -> bool:

@@ -55,7 +55,11 @@ def run_history(client: httpx.Client) -> None:
     """Writes, a dedup, a supersede, an edit, forget and restore, an erase, recalls."""
     ada, train, locker = write(client, "u-audit", PLAINTEXTS[1], PLAINTEXTS[3], ERASED)
     write(client, "u-audit", PLAINTEXTS[1])  # an exact duplicate
-    write(client, "u-audit", PLAINTEXTS[2])  # a restatement: supersedes
+    named = {"content": PLAINTEXTS[2], "supersedes": ada["id"]}  # a named correction
+    assert (
+        client.post("/memories", json={"containerTag": "u-audit", "memories": [named]}).status_code
+        == 200
+    )
     write(client, "u-bees", PLAINTEXTS[5])
     patched = client.patch(f"/memories/{train['id']}", json={"content": PLAINTEXTS[4]})
     assert patched.status_code == 200, patched.text
