@@ -223,6 +223,18 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
             added=sorted(new_text.content - old_content),
             reason="dissimilar" if similarity < gates.lowest else "other_content",
         )
+    if not values_only and _opening_name_dropped(old_text, new_text):
+        # A word of the phrase the older text opens with, gone from the newer: another thing
+        # of a shared template ("Alice Moreau ..." / "Alice Kowalski ..."), found without
+        # aligning the two texts (most close pairs of a store of many facts).
+        return Judgement(
+            verdict="distinct",
+            similarity=similarity,
+            shared_words=shared,
+            removed=sorted(old_content - new_text.content),
+            added=sorted(new_text.content - old_content),
+            reason="other_subject",
+        )
     regions = _over_determiners([op for op in _opcodes(a, b) if op[0] != "equal"], a)
     removed = [w for _, i1, i2, _, _ in regions for w in a_words[i1:i2]]
     added = [w for _, _, _, j1, j2 in regions for w in b_words[j1:j2]]
@@ -351,6 +363,18 @@ def may_keep(old: str, new: str, similarity: float, gates: Gates) -> bool:
 
 def _may_keep(old: _Prepared, new: _Prepared, similarity: float, gates: Gates) -> bool:
     return similarity >= gates.same and old.stems <= new.stems
+
+
+def _opening_name_dropped(old: _Prepared, new: _Prepared) -> bool:
+    """Whether a name of the older text's opening noun phrase (a capitalised word after its
+    first, or a word holding a digit; not an amount or a date) is missing from the newer."""
+    length = _opening_phrase(tuple(old.words))
+    return any(
+        ((at > 0 and word[:1].isupper()) or any(c.isdigit() for c in word))
+        and lower not in new.folded
+        and lower not in old.values
+        for at, (word, lower) in enumerate(zip(old.words[:length], old.lower[:length], strict=True))
+    )
 
 
 def _values_only_changed(old: _Prepared, new: _Prepared) -> bool:
@@ -630,6 +654,7 @@ def _has_identity(text: list[str], start: int, end: int) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=65536)
 def _looks_like_identifier(word: str) -> bool:
     """Letters and digits mixed (v2, atlas-17) or joined by _ (user_service); a quantity with
     its unit (3pm, 15th, 20kg, 7-day) is a value, not a name."""
