@@ -171,7 +171,7 @@ OPEN = Gates(same=0.0, possible=0.0)  # the rules alone, whatever the similarity
             "Meeting room Velaro is on floor 3.",
             "Meeting room Quintos is on floor 3.",
             "distinct",
-            "other_identifier",
+            "other_subject",
         ),
         (
             "The Velaro lab is on floor 3.",
