@@ -208,7 +208,9 @@ def judge(old: str, new: str, similarity: float, gates: Gates) -> Judgement:
     restated = kept / len(old_content) if old_content else 1.0
     # The same words but for amounts, dates and times, in any order ("The sync is in room 420
     # at 11 am" / "The sync changed to room 215 at 1 pm"): a new value of the same thing.
-    values_only = _values_only_changed(old_text, new_text)
+    values_only = _values_only_changed(old_text, new_text) or (
+        marked and _attribute_renamed(old_text, new_text)
+    )
     attribute = _attribute_changed(old_text, new_text)
     # Whether the newer text may keep every word of the older (then it may be certain); and
     # whether it may be an update. Neither: nothing to align (most close pairs of a store).
@@ -375,6 +377,22 @@ def _opening_name_dropped(old: _Prepared, new: _Prepared) -> bool:
         and lower not in old.values
         for at, (word, lower) in enumerate(zip(old.words[:length], old.lower[:length], strict=True))
     )
+
+
+def _attribute_renamed(old: _Prepared, new: _Prepared) -> bool:
+    """Whether the newer text names the older one's thing by every word the older opened with,
+    gives it another amount or date, and words its attribute once otherwise: as a noun where
+    the older used a verb ("The report is due on July 20" / "The deadline for the report moved
+    to October 23"; "The gym membership costs 79 euros" / "The price of the gym membership
+    changed to 12 euros")."""
+    if not old.values or not new.values or old.values == new.values:
+        return False
+    opening = {w for w in old.lower[: _opening_phrase(tuple(old.words))] if w in old.content}
+    if not opening or not opening <= new.content:
+        return False
+    said_otherwise = old.unvalued - opening - new.content
+    named_otherwise = new.unvalued - old.content
+    return len(said_otherwise) <= 1 and len(named_otherwise) <= 1
 
 
 def _values_only_changed(old: _Prepared, new: _Prepared) -> bool:

@@ -121,6 +121,26 @@ OPEN = Gates(same=0.0, possible=0.0)  # the rules alone, whatever the similarity
             "possible",
             "marked_change",
         ),
+        # The attribute worded as a noun in the correction, as a verb in the older text.
+        (
+            "The hesibras report is due on July 20.",
+            "The deadline for the hesibras report moved to October 23.",
+            "possible",
+            "new_quantity",
+        ),
+        (
+            "The Drostu gym membership costs 79 euros a month.",
+            "The price of the Drostu gym membership changed to 12 euros a month.",
+            "possible",
+            "new_quantity",
+        ),
+        # ... but not when the thing is named otherwise.
+        (
+            "The Drostu gym membership costs 79 euros a month.",
+            "The price of the Vexa gym membership changed to 12 euros a month.",
+            "distinct",
+            "other_subject",
+        ),
         # Corrections as people write them: linked, never hidden.
         (
             "My locker code ends in 4417.",
