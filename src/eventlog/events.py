@@ -72,7 +72,8 @@ class Evidence(msgspec.Struct, frozen=True, kw_only=True):
     file stated it; ``reason`` is the one it gives) or ``arbiter`` (a local model ruled on a
     pair the write decision was unsure of; see ``memory.arbitrated``). ``differing`` holds the
     words of each text the other lacks (``{"removed": [...], "added": [...]}``, JSON), sealed
-    under the newer memory's key like its content.
+    under the newer memory's key like its content; a link, which joins two chains erasable
+    apart, holds only the written memory's own (``added``).
     """
 
     rule: Literal["automatic", "explicit", "imported", "arbiter"]

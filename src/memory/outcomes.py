@@ -72,7 +72,7 @@ class Outcomes:
             target_version_id=older.version_id,
             container_tag=container_tag,
             similarity=judgement.similarity,
-            evidence=self.evidence(outcome.memory_id, judgement, "automatic"),
+            evidence=self.evidence(outcome.memory_id, judgement, "automatic", own_words=True),
         )
         return event, msgspec.structs.replace(
             outcome,
@@ -140,7 +140,7 @@ class Outcomes:
             target_version_id=version_id,
             container_tag=container_tag,
             similarity=judgement.similarity,
-            evidence=self.evidence(memory_id, judgement, rule, "older_fact_time"),
+            evidence=self.evidence(memory_id, judgement, rule, "older_fact_time", own_words=True),
         )
 
     def arbitrated(
@@ -167,10 +167,17 @@ class Outcomes:
         judgement: Judgement,
         rule: Literal["automatic", "explicit", "arbiter"],
         reason: str | None = None,
+        *,
+        own_words: bool = False,
     ) -> Evidence:
         """What the event records of a judgement: the differing words sealed under the key of
-        the memory they now belong to."""
-        differing = msgspec.json.encode({"removed": judgement.removed, "added": judgement.added})
+        the memory they now belong to. A link joins two chains, each erasable alone: it keeps
+        only the written memory's own words (``own_words``), since the other's would outlive
+        that other's erasure under this key."""
+        words = {"added": judgement.added}
+        if not own_words:
+            words["removed"] = judgement.removed
+        differing = msgspec.json.encode(words)
         default = judgement.reason if rule == "automatic" else "named"
         return Evidence(
             rule=rule,

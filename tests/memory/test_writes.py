@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 from collections import Counter
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mnemolog.eventlog import Actor
+from mnemolog.eventlog.events import MemoryLinked
 from mnemolog.memory import NewMemory
 from mnemolog.projections.memory_rows import content_hash
 from mnemolog.runtime import Runtime
@@ -89,3 +91,18 @@ def test_near_duplicate_supersedes_only_a_restatement(runtime: Runtime) -> None:
             o for texts in batches for o in write(tag, [NewMemory(content=t) for t in texts], ACTOR)
         ]
         assert [o.status for o in outcomes] == ["created", "created"], tag
+
+
+def test_a_link_keeps_only_the_written_memorys_own_words(runtime: Runtime) -> None:
+    """A link joins two chains, each erasable alone: its evidence, sealed under the written
+    memory's key, must not hold the other memory's words, which would outlive its erasure."""
+    write = runtime.core.writes.write
+    (tea,) = write("link-words", [NewMemory(content="Zed prefers oolong")], ACTOR)
+    (coffee,) = write("link-words", [NewMemory(content="Zed prefers espresso")], ACTOR)
+    assert coffee.possibly_updates == tea.memory_id
+    (linked,) = [
+        s.record.event for s in runtime.log.read() if isinstance(s.record.event, MemoryLinked)
+    ]
+    assert linked.evidence.differing is not None
+    words = json.loads(runtime.sealer.open(linked.evidence.differing) or b"{}")
+    assert words == {"added": ["espresso"]}
