@@ -392,7 +392,13 @@ def _attribute_renamed(old: _Prepared, new: _Prepared) -> bool:
         return False
     said_otherwise = old.unvalued - opening - new.content
     named_otherwise = new.unvalued - old.content
-    return len(said_otherwise) <= 1 and len(named_otherwise) <= 1
+    if len(said_otherwise) > 1 or len(named_otherwise) != 1:
+        return False
+    # The attribute's noun comes before the thing's name ("the price of ..."): a word after it
+    # would be another thing of the same kind ("My number at the Zogen pool").
+    (noun,) = named_otherwise
+    first_name = min(new.lower.index(w) for w in opening)
+    return new.lower.index(noun) < first_name
 
 
 def _values_only_changed(old: _Prepared, new: _Prepared) -> bool:

@@ -136,6 +136,12 @@ OPEN = Gates(same=0.0, possible=0.0)  # the rules alone, whatever the similarity
         ),
         # ... but not when the thing is named otherwise.
         (
+            "My membership number at the Zogen pool ends in 1732.",
+            "My new membership number at the Kifa pool ends in 7145.",
+            "distinct",
+            "several_changes",
+        ),
+        (
             "The Drostu gym membership costs 79 euros a month.",
             "The price of the Vexa gym membership changed to 12 euros a month.",
             "distinct",
