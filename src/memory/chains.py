@@ -73,8 +73,7 @@ class Chains:
         older than the chain's latest never becomes what is served: it is written as a
         correction named of the chain, which keeps it beside the chain as an older memory."""
         self._refuse(actor)
-        existing = self._existing(memory_id)
-        container_tag = existing.container_tag
+        container_tag = self._existing(memory_id).container_tag
         current = self._memories.latest(memory_id)
         if (
             item.observed_at is not None

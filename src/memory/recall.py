@@ -352,9 +352,10 @@ class Recall:
         # above it (at every limit), unless the question names what only the older names:
         # a link is a guess, and must not put another thing's fact first.
         links = self._memories.links_among(order)
+        linked = self._memories.by_row_ids(sorted({r for link in links for r in link}))
         if links:
             order = linked_newer_first(
-                order, links, request.limit, self._asks_of_older(request.q, links)
+                order, links, request.limit, _asks_of_older(request.q, linked)
             )
         served = order[: request.limit]
         by_label = {f.label: f for f in fused}
@@ -363,8 +364,7 @@ class Recall:
         newer_of: dict[int, list[int]] = {}
         for newer, older in links:
             newer_of.setdefault(older, []).append(newer)
-        newer_rows = self._memories.by_row_ids(sorted({n for n, _ in links})) if links else {}
-        ids = {r: row.memory_id for r, row in newer_rows.items()}
+        ids = {r: row.memory_id for r, row in linked.items()}
         return _Ranked(
             candidates=[
                 _marked(f.candidate(stamps[f.label][0], reranked), f.label in distrusted)
@@ -383,24 +383,6 @@ class Recall:
                 if r in rows  # erased between the two reads
             ],
         )
-
-    def _asks_of_older(
-        self, query: str, links: list[tuple[int, int]]
-    ) -> Callable[[int, int], bool]:
-        """Whether the query names a thing the older text of a link names and the newer does
-        not ("Alice Moreau" in the query, the older, not the newer): then it asks of the
-        older one's thing, and the newer is not placed above it."""
-        asked = names_in(query)
-        if not asked:
-            return lambda newer, older: False
-        rows = self._memories.by_row_ids(sorted({r for link in links for r in link}))
-        words = {r: folded_words(row.content or "") for r, row in rows.items()}
-
-        def apart(newer: int, older: int) -> bool:
-            only_older = words.get(older, frozenset()) - words.get(newer, frozenset())
-            return bool(asked & only_older)
-
-        return apart
 
     def _allowed(self, request: RecallRequest) -> tuple[AbstractSet[int], Hashable | None]:
         """The versions a search may return: latest (or valid at ``as_of``), live, in scope;
@@ -568,3 +550,19 @@ def _candidates(
     by_text = [(label, score) for label, score in found if label in allowed][:pool]
     lap(f"{stage}_bm25")
     return by_vector, by_text
+
+
+def _asks_of_older(query: str, linked: dict[int, VersionRow]) -> Callable[[int, int], bool]:
+    """Whether the query names a thing the older text of a link names and the newer does not
+    ("Alice Moreau" in the query, the older, not the newer): then it asks of the older one's
+    thing, and the newer is not placed above it. ``linked`` holds the rows of both sides."""
+    asked = names_in(query)
+    if not asked:
+        return lambda newer, older: False
+    words = {r: folded_words(row.content or "") for r, row in linked.items()}
+
+    def apart(newer: int, older: int) -> bool:
+        only_older = words.get(older, frozenset()) - words.get(newer, frozenset())
+        return bool(asked & only_older)
+
+    return apart
