@@ -15,6 +15,9 @@ from .recall import live_scope
 
 # Memories sharing a write's words that are judged beside its closest vectors.
 KEYWORD_NEIGHBOURS = 8
+# The rarest words of a write searched alone: a thing is named by a word or two ("Priya
+# Shograi", "the Zed hosting plan"), and its name is what a store holds least often.
+RARE_TERMS = 2
 
 
 class LiveNeighbours:
@@ -57,9 +60,20 @@ class LiveNeighbours:
         near: list[tuple[int, float]],
     ) -> list[tuple[int, float]]:
         known = {label for label, _ in near}
-        hits = self._fulltext.index.search(text, 2 * KEYWORD_NEIGHBOURS, container=container_tag)
-        extra = [label for label, _ in hits if label in live and label not in known]
-        extra = extra[:KEYWORD_NEIGHBOURS]
+        index = self._fulltext.index
+        extra: list[int] = []
+        # The write's words, and its rarest words alone: in a store of many facts of one
+        # template, the common words of a correction ("moved", a city) rank hundreds of other
+        # facts above the one that names its thing.
+        for hits in (
+            index.search(text, 2 * KEYWORD_NEIGHBOURS, container=container_tag),
+            index.search_rare(
+                text, 2 * KEYWORD_NEIGHBOURS, count=RARE_TERMS, container=container_tag
+            ),
+        ):
+            found = [label for label, _ in hits if label in live and label not in known]
+            extra += found[:KEYWORD_NEIGHBOURS]
+            known.update(found[:KEYWORD_NEIGHBOURS])
         matrix = self._vectors.index.unit_vectors(extra) if extra else None
         if matrix is None:  # none, or the index is still copying a loaded graph in
             return near

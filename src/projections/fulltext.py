@@ -61,6 +61,7 @@ from .fulltext_disk import (
     LABEL,
     NEW_DIR,
     OLD_DIR,
+    TEXT,
     acquire_lock,
     finish_interrupted_purge,
     open_index,
@@ -217,10 +218,32 @@ class FullTextIndex:
         result to one container without changing scores. Uncommitted writes are included and
         labels deleted since are excluded.
         """
-        if k <= 0:
-            return []
+        return self._search_terms(query_terms(query), k, container)
+
+    def search_rare(
+        self, query: str, k: int, *, count: int, container: str | None = None
+    ) -> list[tuple[int, float]]:
+        """Up to ``k`` documents holding the ``count`` terms of ``query`` that the fewest stored
+        documents hold (terms no document holds left out), those of the rarest first, each
+        term's by its BM25: the documents that name what ``query`` names, when its common
+        words would rank many others above them."""
         terms = query_terms(query)
         if not terms:
+            return []
+        with self._state:
+            self._check_open()
+            searcher, postings = self._searcher, self._tail.postings
+            held = [(searcher.doc_freq(TEXT, t) + len(postings.get(t, ())), t) for t in terms]
+        found: dict[int, float] = {}
+        for _, term in sorted(h for h in held if h[0] > 0)[:count]:
+            for label, score in self._search_terms([term], k, container):
+                found.setdefault(label, score)
+        return list(found.items())[:k]
+
+    def _search_terms(
+        self, terms: list[str], k: int, container: str | None
+    ) -> list[tuple[int, float]]:
+        if k <= 0 or not terms:
             return []
         wanted = None if container is None else clean(container)
         with self._state:

@@ -257,6 +257,37 @@ def test_a_correction_as_people_write_it_ranks_newer_first(
                 assert new["id"] in outdated_by, where
 
 
+# Facts of a large store, none sharing a word with the crowd or the pair below.
+_SUBJECTS = "river lantern copper meadow harbor falcon orchard granite velvet canyon".split()
+_VERBS = "needs holds keeps shows lends paints ships trades sorts packs".split()
+_OBJECTS = "boxes ropes tiles jars maps nails pens cups bells seeds".split()
+STORE = tuple(
+    f"The {s} shop {v} {o} on aisle {n}."
+    for n, (s, v, o) in enumerate((s, v, o) for s in _SUBJECTS for v in _VERBS for o in _OBJECTS)
+)[:600]
+
+
+def test_a_correction_is_linked_in_a_store_crowded_with_its_words(tiered: httpx.Client) -> None:
+    """Among many facts that share a correction's common words ("moved to Lisbon last month")
+    and a store's worth of others, the correction is still judged against the fact that
+    names its thing, linked to it and served first."""
+    tag = fresh_tag("crowded")
+    older = "Priya Shograi lives in Porto."
+    newer = "Actually Priya Shograi moved to Lisbon last month."
+    old = write(tiered, tag, older)
+    crowd = tuple(
+        f"Priya Kor{chr(97 + n // 26)}{chr(97 + n % 26)} moved to Lisbon last month and now works"
+        " on the Go team."
+        for n in range(40)
+    )
+    write_fillers(tiered, tag, STORE[:300] + crowd + STORE[300:])
+    new = write(tiered, tag, newer)
+    assert new["possiblyUpdates"] == old["id"], new
+    for limit in LIMITS:
+        hits = search(tiered, tag, "Where does Priya Shograi live?", limit)
+        assert position(hits, newer) == 1, (limit, [h["content"] for h in hits])
+
+
 def test_a_back_dated_write_never_replaces_a_newer_fact(default: httpx.Client) -> None:
     """A value observed before the one the memory holds is history, not a correction: it is
     kept beside it, marked outdated by it, and the newer fact stays the served value."""

@@ -91,6 +91,23 @@ def test_container_filter(index: FullTextIndex) -> None:
     assert index.search("notes", 10, container="carol") == []
 
 
+def test_search_rare_finds_the_thing_its_common_words_bury(index: FullTextIndex) -> None:
+    # Forty facts of a large store share the correction's common words; one names its thing.
+    crowd = [
+        TextDoc(n, "c1", f"Priya Kor{n} moved to Lisbon last month and now works on Go")
+        for n in range(40)
+    ]
+    index.add([*corpus(2000), *crowd, TextDoc(100, "c1", "Priya Shograi lives in Porto")], seq=1)
+    index.commit()
+    index.add([TextDoc(101, "c2", "Shograi moved to Lisbon last month")], seq=2)  # tail
+    text = "Actually Priya Shograi moved to Lisbon last month"
+    assert 100 not in labels(index.search(text, 16, container="c1"))
+    assert labels(index.search_rare(text, 16, count=2, container="c1"))[0] == 100
+    # Counted over every container, disk and tail alike; a term no document holds is skipped.
+    assert labels(index.search_rare("Shograi Zyxwv", 5, count=1)) == [100, 101]
+    assert index.search_rare("Zyxwv", 5, count=2) == []
+
+
 def test_writes_are_read_before_any_disk_commit(index: FullTextIndex) -> None:
     index.add([TextDoc(1, "c1", "unpublished thought about tides")], seq=1)
     assert index.pending > 0
