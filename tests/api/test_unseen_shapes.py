@@ -258,9 +258,9 @@ def test_a_correction_as_people_write_it_ranks_newer_first(
 
 
 # Facts of a large store, none sharing a word with the crowd or the pair below.
-_SUBJECTS = "river lantern copper meadow harbor falcon orchard granite velvet canyon".split()
-_VERBS = "needs holds keeps shows lends paints ships trades sorts packs".split()
-_OBJECTS = "boxes ropes tiles jars maps nails pens cups bells seeds".split()
+_SUBJECTS = "river lantern copper meadow harbor falcon orchard granite velvet canyon".split()  # noqa: SIM905
+_VERBS = "needs holds keeps shows lends paints ships trades sorts packs".split()  # noqa: SIM905
+_OBJECTS = "boxes ropes tiles jars maps nails pens cups bells seeds".split()  # noqa: SIM905
 STORE = tuple(
     f"The {s} shop {v} {o} on aisle {n}."
     for n, (s, v, o) in enumerate((s, v, o) for s in _SUBJECTS for v in _VERBS for o in _OBJECTS)
