@@ -96,6 +96,13 @@ class LastLiveKey(InvalidInput):
     code = "last_live_key"
 
 
+class ContainerInUse(InvalidInput):
+    """Another agent's key is scoped to the container an erasure names (``force`` erases it
+    all the same)."""
+
+    code = "container_in_use"
+
+
 class IdempotencyConflict(InvalidInput):
     code = "idempotency_conflict"
 

@@ -13,6 +13,7 @@ from .memory import (
     ChainView,
     ChunkRow,
     Core,
+    ErasureReceipt,
     Hit,
     LinkRow,
     SplitRow,
@@ -260,4 +261,25 @@ def outcome_json(outcome: WriteOutcome) -> dict[str, object]:
         "flagged": bool(outcome.flags),
         "flags": list(outcome.flags),
         "seq": outcome.seq,
+    }
+
+
+def erasure_json(erased: ErasureReceipt) -> dict[str, object]:
+    """The receipt of a container's erasure, as ``DELETE /containers/{tag}`` answers it."""
+    receipt = erased.receipt
+    return {
+        "containerTag": receipt.container_tag,
+        "erased": True,
+        "repeated": erased.repeated,
+        "seq": erased.seq,
+        "erasedAt": iso(erased.erased_at),
+        "destroyed": {
+            "memories": receipt.memories,
+            "versions": receipt.versions,
+            "documents": receipt.documents,
+            "chunks": receipt.chunks,
+            "profile": receipt.profile,
+            "recalls": receipt.recalls,
+            "turns": receipt.turns,
+        },
     }

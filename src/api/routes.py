@@ -7,7 +7,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Annotated, TypeVar
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Scope
@@ -18,7 +18,14 @@ from ..eventlog import Actor
 from ..memory import NewMemory, RecallRequest
 from ..memory.agents import caller_in
 from ..runtime import Runtime
-from ..views import chain_body, hit_json, outcome_json, profile_json, version_json
+from ..views import (
+    chain_body,
+    erasure_json,
+    hit_json,
+    outcome_json,
+    profile_json,
+    version_json,
+)
 from ..web.request_body import decode_json, read_body, read_json
 from .hot import Reply
 from .models import (
@@ -196,6 +203,38 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
             raise NotFound(f"no document {document_id!r}")
         caller_in(request.scope).owns(document.container_tag, f"document {document_id!r}")
         return JSONResponse(document_json(document, content=True))
+
+    @router.delete("/documents/{document_id}")
+    async def erase_document(document_id: str, request: Request) -> JSONResponse:
+        """Hard delete of a document: its text, chunks and their vectors, for good."""
+        caller = caller_in(request.scope)
+        seq = await run_in_threadpool(core.erasure.document, document_id, caller)
+        return JSONResponse({"id": document_id, "erased": True, "seq": seq})
+
+    @router.delete("/profile")
+    async def erase_profile(
+        request: Request,
+        container_tag: Annotated[str, Query(alias="containerTag", min_length=1, max_length=256)],
+    ) -> JSONResponse:
+        """Hard delete of a container's profile, and of nothing else."""
+        caller = caller_in(request.scope)
+        seq = await run_in_threadpool(core.erasure.profile, container_tag, caller)
+        return JSONResponse({"containerTag": container_tag, "erased": True, "seq": seq})
+
+    @router.delete("/containers/{container_tag}")
+    async def erase_container(
+        container_tag: Annotated[str, Path(min_length=1, max_length=256)],
+        request: Request,
+        force: Annotated[bool, Query()] = False,
+    ) -> JSONResponse:
+        """Hard delete of everything of a container (a user): its memories, documents,
+        profile, queries and tool arguments. Answers the receipt; a repeated call answers
+        the same one while nothing was written to the container since."""
+        caller = caller_in(request.scope)
+        erased = await run_in_threadpool(
+            lambda: core.erasure.container(container_tag, caller, force=force)
+        )
+        return JSONResponse(erasure_json(erased))
 
     @router.get("/profile")
     def get_profile(

@@ -195,10 +195,24 @@ class SubjectErased(Event, frozen=True, kw_only=True, tag="subject.erased"):
     """
 
     subject: str
-    scope: Literal["memory", "container", "document", "version"]
+    scope: Literal["memory", "container", "document", "version", "profile"]
     memory_id: str | None = None
     container_tag: str | None = None
     version_id: str | None = None  # with scope ``version``
+
+
+class ContainerErased(Event, frozen=True, kw_only=True, tag="container.erased"):
+    """The receipt of a container's erasure, recorded right after the ``subject.erased`` of
+    each subject it destroyed, in the same append: what was destroyed, counted, no text."""
+
+    container_tag: str
+    memories: int  # chains, all their versions with them
+    versions: int
+    documents: int
+    chunks: int
+    profile: bool
+    recalls: int  # recalls whose query was sealed under the container's key
+    turns: int  # proxied turns whose tool arguments were
 
 
 # --- recall and the proxy ------------------------------------------------------------------
@@ -590,6 +604,7 @@ AnyEvent: TypeAlias = (
     | ChainForgotten
     | ChainRestored
     | SubjectErased
+    | ContainerErased
     | RecallPerformed
     | ContextInjected
     | MemoryCaptured
@@ -626,6 +641,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ChainForgotten,
     ChainRestored,
     SubjectErased,
+    ContainerErased,
     RecallPerformed,
     ContextInjected,
     MemoryCaptured,

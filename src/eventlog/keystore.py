@@ -21,7 +21,7 @@ import hashlib
 import os
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import lmdb
@@ -223,6 +223,19 @@ class KeyStore:
         store; True if a key existed."""
         return self._destroy_keys([subject, *self._generations_of(subject, below=None)])
 
+    def erase(self, subjects: Sequence[str], *, renewed: Sequence[str] = ()) -> None:
+        """Destroy the keys of ``subjects`` and of ``renewed``, every generation of each, in
+        one durable commit and one compaction (an erasure of thousands of subjects). Each of
+        ``renewed`` seals under a fresh generation from then on: a container written to after
+        its erasure is a new subject, none of whose fields the old keys opened."""
+        fresh = {subject: self.next_generation(subject) for subject in renewed}
+        doomed = [
+            name
+            for subject in [*subjects, *renewed]
+            for name in (subject, *self._generations_of(subject, below=None))
+        ]
+        self._destroy_keys(doomed, fresh)
+
     def _generations_of(self, subject: str, *, below: str | None) -> list[str]:
         """The generation names of ``subject`` up to its current one (or below ``below``)."""
         current = self.current(subject)
@@ -233,7 +246,11 @@ class KeyStore:
             last = min(last, int(below.rpartition(GENERATION_MARK)[2]) - 1)
         return [f"{subject}{GENERATION_MARK}{n}" for n in range(2, last + 1)]
 
-    def _destroy_keys(self, subjects: Sequence[str]) -> bool:
+    def _destroy_keys(
+        self, subjects: Sequence[str], generations: Mapping[str, str] | None = None
+    ) -> bool:
+        """Delete ``subjects``' keys and tombstone them; ``generations`` (subject: its new
+        generation's name) made current in the same commit."""
         with self._lock:
             if self._failure is not None:
                 raise self._failure
@@ -245,9 +262,12 @@ class KeyStore:
                         self._ciphers.pop(subject, None)
                         existed = bool(txn.delete(subject.encode(), db=self._keys)) or existed
                         txn.put(_tombstone(subject), b"", db=self._tombstones)
+                    for subject, generation in (generations or {}).items():
+                        txn.put(subject.encode(), generation.encode(), db=self._generations)
             except lmdb.Error as exc:
                 self._failure = storage_failure(exc)
                 raise self._failure from exc
+            self._current.update(generations or {})
             self._compact()
         return existed
 

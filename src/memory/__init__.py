@@ -15,6 +15,7 @@ from .agents import Agents, Caller
 from .chains import Chains
 from .core import Core
 from .documents import DocumentOutcome, Ingest
+from .erasure import Erasure, ErasureReceipt
 from .ranking import RANKING
 from .recall import Hit, Origin, Recall, RecallRequest, RecallResult
 from .render import (
@@ -49,6 +50,8 @@ __all__ = [
     "DocumentOutcome",
     "DocumentProjection",
     "DocumentRow",
+    "Erasure",
+    "ErasureReceipt",
     "Hit",
     "ImportRow",
     "Ingest",

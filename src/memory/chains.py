@@ -23,7 +23,7 @@ from ..eventlog.events import (
     ProfileUpdated,
     SubjectErased,
 )
-from ..eventlog.subjects import container_subject, memory_subject
+from ..eventlog.subjects import memory_subject, profile_subject
 from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import VersionRow
 from .gate import Gate
@@ -166,7 +166,7 @@ class Chains:
         """Replace a container's profile; sealed under the container's key."""
         self._refuse(actor)
         profile = msgspec.json.encode({"static": static, "dynamic": dynamic})
-        sealed = self._sealer.seal(container_subject(container_tag), profile)
+        sealed = self._sealer.seal(profile_subject(container_tag), profile)
         with self._gate.lock(container_tag):
             return self._record(actor, ProfileUpdated(container_tag=container_tag, profile=sealed))
 

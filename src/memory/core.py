@@ -23,6 +23,7 @@ from .agents import Agents
 from .chains import Chains
 from .combiner import WriteCombiner
 from .documents import Ingest
+from .erasure import Erasure
 from .fresh_ids import FreshIds
 from .gate import Gate
 from .neighbours import LiveNeighbours
@@ -145,6 +146,18 @@ class Core:
             trust=self.trust,
         )
         self.agents = Agents(recorder=self._recorder, projection=models.agents)
+        self.erasure = Erasure(
+            recorder=self._recorder,
+            gate=gate,
+            log=log,
+            keys=keys,
+            sealer=sealer,
+            memories=self.memories,
+            documents=self.documents,
+            traces=self.traces,
+            agents=self.agents,
+            trust=self.trust,
+        )
         self.quarantine = Quarantine(
             recorder=self._recorder,
             oversight=models.oversight,

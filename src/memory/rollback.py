@@ -38,7 +38,7 @@ from ..eventlog.events import (
     RevertedChain,
     RollbackUndone,
 )
-from ..eventlog.subjects import container_subject, memory_subject
+from ..eventlog.subjects import memory_subject, profile_subject
 from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import VersionRow
 from ..projections.oversight import OversightProjection, RollbackRow
@@ -281,7 +281,7 @@ class Rollbacks:
             event: AnyEvent | None = None if found is None else found.record.event
             if isinstance(event, ProfileUpdated):
                 profile = self._sealer.open(event.profile) or _EMPTY_PROFILE
-        sealed = self._sealer.seal(container_subject(container_tag), profile)
+        sealed = self._sealer.seal(profile_subject(container_tag), profile)
         return Draft(actor, ProfileUpdated(container_tag=container_tag, profile=sealed))
 
     # --- locks ---------------------------------------------------------------------------

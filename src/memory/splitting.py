@@ -17,30 +17,22 @@ version's text.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import msgspec
-
 from ..errors import KeyDestroyed, NotFound, NothingToSplit
 from ..eventlog import Actor, Draft, EventLog, KeyStore, Sealer
 from ..eventlog.events import (
-    AnyEvent,
     MemorySplit,
     Sealed,
     SubjectErased,
     VersionEvent,
 )
-from ..eventlog.sealing import encode_sealed
 from ..eventlog.subjects import memory_subject
 from ..projections.memories import MemoryProjection
 from .gate import Gate
 from .record import Recorder
+from .rekeying import kept_fields, rekey_keeping
 from .submitted import WriteOutcome
 from .trust import Trust
 from .versions import new_id
-
-# Event fields that name another version: the evidence of such an event holds its words.
-_VERSION_FIELDS = ("supersedes_version_id", "target_version_id")
 
 
 class Splits:
@@ -159,44 +151,13 @@ class Splits:
         """Re-seal every readable field of the chain under a new generation of its key, but
         the erased version's own fields and the evidence of events about it (the words that
         differed, its words among them); then destroy the old generation."""
-        subject = memory_subject(memory_id)
-        generation = self._keys.next_generation(subject)
-        moved: list[tuple[str, bytes, bytes]] = []
-        for stored in self._log.read(from_seq):
-            for sealed in _kept_fields(stored.record.event, version_id):
-                if sealed.subject != subject and not sealed.subject.startswith(subject + "#"):
-                    continue
-                plaintext = self._sealer.open(sealed)
-                if plaintext is not None:
-                    new = self._sealer.seal(generation, plaintext)
-                    moved.append((sealed.subject, sealed.nonce, encode_sealed(new)))
-        self._keys.rekey(subject, generation, moved)
-
-
-def _kept_fields(event: AnyEvent, version_id: str) -> Iterator[Sealed]:
-    """The sealed fields of an event that hold nothing of version ``version_id``."""
-    if getattr(event, "version_id", None) == version_id:
-        return  # the version itself (or a dedup, a link, a ruling made by it)
-    about = any(getattr(event, name, None) == version_id for name in _VERSION_FIELDS)
-    for name in event.__struct_fields__:
-        value = getattr(event, name)
-        if isinstance(value, Sealed):
-            yield value
-        elif not about and isinstance(value, msgspec.Struct | list):
-            # nested: a supersede's or a link's evidence, a re-embedded vector
-            yield from _sealed_fields(value, version_id)
-
-
-def _sealed_fields(value: msgspec.Struct | list[object], version_id: str) -> Iterator[Sealed]:
-    """Every sealed field of a value, nested ones included, but those of a nested part about
-    version ``version_id`` (its re-embedded vector)."""
-    if getattr(value, "version_id", None) == version_id:
-        return
-    items = (
-        value if isinstance(value, list) else [getattr(value, f) for f in value.__struct_fields__]
-    )
-    for item in items:
-        if isinstance(item, Sealed):
-            yield item
-        elif isinstance(item, msgspec.Struct | list):
-            yield from _sealed_fields(item, version_id)
+        rekey_keeping(
+            self._keys,
+            self._sealer,
+            memory_subject(memory_id),
+            (
+                sealed
+                for stored in self._log.read(from_seq)
+                for sealed in kept_fields(stored.record.event, version_id)
+            ),
+        )

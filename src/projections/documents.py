@@ -221,6 +221,12 @@ class DocumentProjection(SqliteProjection):
         )
         return rows, int(total[0])
 
+    def of_container(self, container_tag: str) -> list[DocumentRow]:
+        """Every document of a container not erased, oldest first."""
+        return self._documents(
+            "WHERE container_tag = ? AND erased = 0 ORDER BY seq", (container_tag,)
+        )
+
     def chunks(self, labels: list[int]) -> dict[int, ChunkRow]:
         if not labels:
             return {}

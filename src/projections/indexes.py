@@ -331,18 +331,28 @@ class FullTextProjection:
 
     def apply(self, records: Sequence[StoredRecord]) -> None:
         docs: list[TextDoc] = []
+        # The labels of erasures in a row, purged together: a purge rewrites the index, and
+        # erasing a container records one erasure per chain and document.
+        erased: list[int] = []
+        erased_seq = 0
         for stored in records:
             event = stored.record.event
             if isinstance(event, SubjectErased):
                 if docs:
                     self.index.add(docs, seq=None)
                     docs = []
-                self.index.purge(self._source.erased(event), seq=stored.seq)
+                erased += self._source.erased(event)
+                erased_seq = stored.seq
                 continue
+            if erased_seq:
+                self.index.purge(erased, seq=erased_seq)
+                erased, erased_seq = [], 0
             docs.extend(
                 TextDoc(e.label, e.container_tag, e.text)
                 for e in self._source.entries(stored, vectors=False)
             )
+        if erased_seq:
+            self.index.purge(erased, seq=erased_seq)
         if docs:
             self.index.add(docs, seq=records[-1].seq)
         else:

@@ -17,6 +17,7 @@ from ..eventlog import Sealer, StoredRecord
 from ..eventlog.events import (
     ChainForgotten,
     ChainRestored,
+    ContainerErased,
     DocumentImported,
     EmbedderPinned,
     ImportOrigin,
@@ -37,12 +38,16 @@ from .memory_queries import MemoryQueries
 from .memory_rows import INSERT_VERSION, SCHEMA, content_hash
 
 
+def _encode_receipt(event: ContainerErased) -> str:
+    return msgspec.json.encode(event).decode()
+
+
 class MemoryProjection(MemoryQueries):
     """Chains and versions in ``memories.sqlite3``; reads are safe from any thread."""
 
     name = "memories"
     schema = SCHEMA
-    schema_version = 4  # 2: versions.context; 3: links; 4: splits
+    schema_version = 5  # 2: versions.context; 3: links; 4: splits; 5: erasures
     folds = (
         MemoryWritten,
         MemorySplit,
@@ -53,6 +58,7 @@ class MemoryProjection(MemoryQueries):
         ChainForgotten,
         ChainRestored,
         SubjectErased,
+        ContainerErased,
         MemoryImported,
         DocumentImported,
         EmbedderPinned,
@@ -195,6 +201,16 @@ class MemoryProjection(MemoryQueries):
                 )
             case SubjectErased():
                 return self._erase(event)
+            case ContainerErased():
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO erasures VALUES (?, ?, ?, ?)",
+                    (
+                        event.container_tag,
+                        record.seq,
+                        record.ts,
+                        msgspec.json.encode(event).decode(),
+                    ),
+                )
             case MemoryImported():
                 self._fold_imported(stored, event)
             case DocumentImported():
@@ -378,6 +394,11 @@ class MemoryProjection(MemoryQueries):
                 "UPDATE versions SET content = NULL, content_hash = NULL, metadata = NULL,"
                 " context = NULL WHERE version_id = ?",
                 (event.version_id,),
+            )
+            return True
+        if event.scope == "profile" and event.container_tag is not None:
+            self._conn.execute(
+                "DELETE FROM profiles WHERE container_tag = ?", (event.container_tag,)
             )
             return True
         if event.scope == "memory" and event.memory_id is not None:

@@ -8,7 +8,7 @@ from collections.abc import Set as AbstractSet
 
 import msgspec
 
-from ..eventlog.events import EmbedderPinned, ImportOrigin
+from ..eventlog.events import ContainerErased, EmbedderPinned, ImportOrigin
 from .memory_audit import MemoryAudit
 from .memory_rows import (
     FROM_VERSIONS,
@@ -22,6 +22,8 @@ from .memory_rows import (
     decode_version,
 )
 from .vector_exact import StoredVectors, stored_matrix
+
+_decode_receipt = msgspec.json.Decoder(ContainerErased).decode
 
 _EMPTY: frozenset[int] = frozenset()
 _NO_AGENTS: frozenset[str] = frozenset()
@@ -283,6 +285,26 @@ class MemoryQueries(MemoryAudit):
                 "SELECT row_id FROM versions WHERE container_tag = ?", (container_tag,)
             ).fetchall()
         return [int(r[0]) for r in rows]
+
+    def version_count(self, container_tag: str) -> int:
+        """The versions of the container's chains not erased."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT count(*) FROM versions v JOIN chains c ON c.memory_id = v.memory_id"
+                " WHERE c.container_tag = ? AND c.erased = 0",
+                (container_tag,),
+            ).fetchone()
+        return int(row[0])
+
+    def last_erasure(self, container_tag: str) -> tuple[int, int, ContainerErased] | None:
+        """The seq, time and receipt of the container's last erasure, if it was erased."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT seq, at, receipt FROM erasures WHERE container_tag = ?", (container_tag,)
+            ).fetchone()
+        if row is None:
+            return None
+        return int(row[0]), int(row[1]), _decode_receipt(row[2])
 
     # --- portability ---------------------------------------------------------------------
 

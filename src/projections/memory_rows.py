@@ -105,6 +105,13 @@ CREATE TABLE IF NOT EXISTS splits (
 );
 CREATE INDEX IF NOT EXISTS splits_by_memory ON splits(memory_id);
 CREATE INDEX IF NOT EXISTS splits_by_source ON splits(source_memory_id);
+-- The receipt of each container's last erasure: a repeated erasure answers it again.
+CREATE TABLE IF NOT EXISTS erasures (
+    container_tag TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    receipt TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS dedups (
     seq INTEGER PRIMARY KEY,
     memory_id TEXT NOT NULL,

@@ -92,9 +92,13 @@ class Snapshots:
         return self._seen
 
     def apply(self, records: Sequence[StoredRecord]) -> None:
-        for stored in records:
-            if isinstance(stored.record.event, SubjectErased):
-                self.scrub(stored.record.event)
+        erased = [
+            stored.record.event
+            for stored in records
+            if isinstance(stored.record.event, SubjectErased)
+        ]
+        if erased:
+            self.scrub(erased)
         self._seen = records[-1].seq
         # Written now and then, not per batch: a stale position only makes the next boot
         # re-read some records (re-scrubbing an erase is harmless). No fsync: derived data.
@@ -166,15 +170,11 @@ class Snapshots:
             tmp.unlink(missing_ok=True)
             return None
 
-    def scrub(self, event: SubjectErased) -> None:
-        """Empty, in every snapshot, what the erased subject's key opened."""
-        if event.scope == "memory" and event.memory_id is not None:
-            where, arg = "memory_id = ?", event.memory_id
-        elif event.scope == "container" and event.container_tag is not None:
-            where, arg = "container_tag = ?", event.container_tag
-        elif event.scope == "version" and event.version_id is not None:
-            where, arg = "version_id = ?", event.version_id
-        else:
+    def scrub(self, events: Sequence[SubjectErased]) -> None:
+        """Empty, in every snapshot, what the erased subjects' keys opened (in one pass over
+        each snapshot: erasing a container erases each of its chains too)."""
+        targets = [target for event in events if (target := _target(event)) is not None]
+        if not targets:
             return
         if self._scratch is not None:
             clear_stale(self._scratch)
@@ -187,22 +187,8 @@ class Snapshots:
                 conn = connect(path)
                 try:
                     conn.execute("BEGIN")
-                    conn.execute(
-                        f"DELETE FROM vectors WHERE row_id IN"
-                        f" (SELECT row_id FROM versions WHERE {where})",
-                        (arg,),
-                    )
-                    conn.execute(
-                        f"UPDATE versions SET content = NULL, content_hash = NULL,"
-                        f" metadata = NULL, context = NULL WHERE {where}",
-                        (arg,),
-                    )
-                    if event.scope != "version":  # a version's chain keeps its reason
-                        conn.execute(
-                            f"UPDATE chains SET forgotten_reason = NULL WHERE {where}", (arg,)
-                        )
-                    if event.scope == "container":
-                        conn.execute("UPDATE profiles SET profile = NULL WHERE " + where, (arg,))
+                    for scope, where, arg in targets:
+                        _scrub_subject(conn, scope, where, arg)
                     conn.execute("COMMIT")
                     scrub(conn)
                 finally:
@@ -213,3 +199,34 @@ class Snapshots:
             return int(self._position_file.read_text())
         except (OSError, ValueError):
             return 0
+
+
+def _target(event: SubjectErased) -> tuple[str, str, str] | None:
+    """The scope of an erasure, and the rows it reaches in a snapshot (a condition and its
+    argument); None: it reaches none."""
+    if event.scope == "memory" and event.memory_id is not None:
+        return event.scope, "memory_id = ?", event.memory_id
+    if event.scope in ("container", "profile") and event.container_tag is not None:
+        return event.scope, "container_tag = ?", event.container_tag
+    if event.scope == "version" and event.version_id is not None:
+        return event.scope, "version_id = ?", event.version_id
+    return None
+
+
+def _scrub_subject(conn: sqlite3.Connection, scope: str, where: str, arg: str) -> None:
+    if scope == "profile":
+        conn.execute("UPDATE profiles SET profile = NULL WHERE " + where, (arg,))
+        return
+    conn.execute(
+        f"DELETE FROM vectors WHERE row_id IN (SELECT row_id FROM versions WHERE {where})",
+        (arg,),
+    )
+    conn.execute(
+        f"UPDATE versions SET content = NULL, content_hash = NULL, metadata = NULL,"
+        f" context = NULL WHERE {where}",
+        (arg,),
+    )
+    if scope != "version":  # a version's chain keeps its reason
+        conn.execute(f"UPDATE chains SET forgotten_reason = NULL WHERE {where}", (arg,))
+    if scope == "container":
+        conn.execute("UPDATE profiles SET profile = NULL WHERE " + where, (arg,))

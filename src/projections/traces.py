@@ -156,6 +156,20 @@ class TraceProjection(SqliteProjection):
             return True
         return False
 
+    def sealed_in(self, container_tag: str) -> tuple[int, int]:
+        """How many recalls still hold a query, and proxied turns tool arguments, sealed
+        under the container's key: what erasing the container takes from its traces."""
+        with self._lock:
+            recalls = self._conn.execute(
+                "SELECT count(*) FROM recalls WHERE container_tag = ? AND query IS NOT NULL",
+                (container_tag,),
+            ).fetchone()
+            turns = self._conn.execute(
+                "SELECT count(*) FROM turns WHERE container_tag = ? AND arguments IS NOT NULL",
+                (container_tag,),
+            ).fetchone()
+        return int(recalls[0]), int(turns[0])
+
     def _insert_turn(self, stored: StoredRecord, event: ProxyTurn) -> None:
         arguments: list[list[str] | None] = []
         for done in event.rounds:

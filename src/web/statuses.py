@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..errors import (
     AgentDistrusted,
     ContainerForbidden,
+    ContainerInUse,
     CorruptLog,
     DataDirLocked,
     DiskFull,
@@ -56,6 +57,7 @@ STATUSES: dict[type[MnemologError], int] = {
     VersionConflict: 409,
     MemoryForgotten: 409,
     IdempotencyConflict: 409,
+    ContainerInUse: 409,
     KeyDestroyed: 410,
     DataDirLocked: 503,
     EmbedderError: 503,
