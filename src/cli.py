@@ -19,6 +19,7 @@ import click
 import msgspec
 
 from .errors import CorruptLog, DataDirLocked, EmbedderError, InvalidInput, StorageError
+from .serving import remove_address, write_address
 from .settings import Settings, settings_from_env
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ class _LazyGroup(click.Group):
     ``verify-log`` stays light."""
 
     lazy: ClassVar[dict[str, tuple[str, str]]] = {
+        "erase": ("mnemolog.erase_cli", "erase_command"),
         "keys": ("mnemolog.keys_cli", "keys_group"),
         "mcp": ("mnemolog.mcp_server.command", "mcp_command"),
         "reembed": ("mnemolog.reembed_cli", "reembed_command"),
@@ -111,6 +113,7 @@ def serve(
     # collector need not scan it again, and collecting less often spares the request path.
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+    write_address(settings.data_dir, settings.host, settings.port)
     try:
         uvicorn.run(
             create_app(runtime),
@@ -123,6 +126,7 @@ def serve(
             timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
         )
     finally:
+        remove_address(settings.data_dir)
         runtime.close()
 
 

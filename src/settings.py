@@ -318,9 +318,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     mcp_hard_delete: Annotated[
         bool,
         Meta(
-            description="Offer MCP clients the `delete_memory` tool: a hard delete, which "
-            "destroys a memory for good (see [mcp.md](mcp.md#tools)). Off by default, so a model "
-            "can forget (reversibly) but never erase.",
+            description="Offer MCP clients the tools that erase for good: `delete_memory`, "
+            "`erase_container`, `erase_document` and `erase_profile` (see "
+            "[mcp.md](mcp.md#tools)). Off by default, so a model can forget (reversibly) but "
+            "never erase.",
         ),
     ] = False
     mcp_api_key: (

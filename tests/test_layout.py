@@ -7,7 +7,7 @@
     memory       the domain                       -> projections, embedding, eventlog, foundation
     web          what the HTTP shells share       -> foundation
     shells       api, proxy, replay, portability, audit, mcp_server, runtime, cli, keys_cli,
-                 reembed_cli, views
+                 reembed_cli, erase_cli, serving, views
                  -> memory, embedding, eventlog, web, foundation, each other; never a projection
 
 Every import in ``src/`` is read with ``ast`` (also those inside functions and under
@@ -37,6 +37,8 @@ SHELLS = {
     "cli",
     "keys_cli",
     "reembed_cli",
+    "erase_cli",
+    "serving",
     "views",
 }
 BELOW: dict[str, set[str]] = {

@@ -16,6 +16,7 @@ from ..memory.agents import LOCAL as LOCAL_CALLER
 from ..proxy import Capture, RecallTool, Services, Upstream, proxy_routes
 from ..proxy.arbiter import UpstreamArbiter
 from ..runtime import Runtime
+from ..serving import remove_address
 from ..web.auth import BearerAuth
 from ..web.host_guard import HostGuard
 from .agent_routes import agent_routes
@@ -56,6 +57,7 @@ def create_app(runtime: Runtime) -> HostGuard:
         executor.shutdown(wait=True)
         # Here, not after uvicorn returns: on SIGTERM uvicorn re-raises the signal once it
         # has shut down, which would end the process before the indexes are saved.
+        remove_address(settings.data_dir)
         runtime.close()
 
     app = FastAPI(

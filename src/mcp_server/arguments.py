@@ -232,6 +232,15 @@ class ProfileArgs(_Arguments, frozen=True, kw_only=True):
     container_tag: Tag
 
 
+class EraseContainerArgs(_Arguments, frozen=True, kw_only=True):
+    container_tag: Tag
+    force: bool = False
+
+
+class DocumentArgs(_Arguments, frozen=True, kw_only=True):
+    document_id: MemoryId
+
+
 class SetProfileArgs(_Arguments, frozen=True, kw_only=True):
     container_tag: Tag
     static: Annotated[

@@ -14,6 +14,8 @@ import msgspec
 
 from .arguments import (
     AddArgs,
+    DocumentArgs,
+    EraseContainerArgs,
     ForgetArgs,
     IdArgs,
     ListArgs,
@@ -169,6 +171,37 @@ DELETE = ToolSpec(
     destructive=True,
     idempotent=False,
 )
+ERASE_CONTAINER = ToolSpec(
+    "erase_container",
+    "Erase a user's whole memory for good",
+    "Erase everything stored for a container (a user): every memory with all its versions, "
+    "the documents, the profile, and the searches and tool calls made for it. Nothing can "
+    "restore it. Only when the user explicitly asks for all of their data to be deleted. "
+    "Answers a receipt of what was destroyed, counts only.",
+    EraseContainerArgs,
+    destructive=True,
+    idempotent=True,
+)
+ERASE_DOCUMENT = ToolSpec(
+    "erase_document",
+    "Delete a document for good",
+    "Erase one ingested document permanently: its text, title and every chunk. Only when the "
+    "user explicitly asks for it.",
+    DocumentArgs,
+    destructive=True,
+    idempotent=False,
+)
+ERASE_PROFILE = ToolSpec(
+    "erase_profile",
+    "Delete a user's profile for good",
+    "Erase a container's profile (its static and dynamic facts) permanently, and nothing "
+    "else of it. Only when the user explicitly asks for it.",
+    ProfileArgs,
+    destructive=True,
+    idempotent=False,
+)
+# The tools that erase for good: offered only behind the hard-delete switch.
+ERASERS: tuple[ToolSpec, ...] = (DELETE, ERASE_CONTAINER, ERASE_DOCUMENT, ERASE_PROFILE)
 
 TOOLS: tuple[ToolSpec, ...] = (
     SEARCH,

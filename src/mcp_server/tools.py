@@ -18,9 +18,19 @@ from ..eventlog import Draft
 from ..eventlog.events import RecallUsed
 from ..memory import Caller, Core, NewMemory, RecallRequest, Trace, VersionRow
 from ..memory.agents import LOCAL
-from ..views import chain_body, hit_json, outcome_json, profile_json, trace_json, version_json
+from ..views import (
+    chain_body,
+    erasure_json,
+    hit_json,
+    outcome_json,
+    profile_json,
+    trace_json,
+    version_json,
+)
 from .arguments import (
     AddArgs,
+    DocumentArgs,
+    EraseContainerArgs,
     ForgetArgs,
     IdArgs,
     ListArgs,
@@ -35,6 +45,10 @@ from .arguments import (
 from .catalog import (
     ADD,
     DELETE,
+    ERASE_CONTAINER,
+    ERASE_DOCUMENT,
+    ERASE_PROFILE,
+    ERASERS,
     FORGET,
     GET,
     GET_PROFILE,
@@ -68,7 +82,8 @@ class BoundTool:
 
 
 class MemoryTools:
-    """The tool table of one core; ``hard_delete`` adds ``delete_memory``."""
+    """The tool table of one core; ``hard_delete`` adds the tools that erase for good
+    (``delete_memory``, ``erase_container``, ``erase_document``, ``erase_profile``)."""
 
     def __init__(self, core: Core, *, hard_delete: bool) -> None:
         self._core = core
@@ -85,8 +100,11 @@ class MemoryTools:
             SET_PROFILE.name: self.set_profile,
             USED.name: self.used,
             DELETE.name: self.delete,
+            ERASE_CONTAINER.name: self.erase_container,
+            ERASE_DOCUMENT.name: self.erase_document,
+            ERASE_PROFILE.name: self.erase_profile,
         }
-        specs = [*TOOLS, *([DELETE] if hard_delete else [])]
+        specs = [*TOOLS, *(ERASERS if hard_delete else ())]
         self._bound = {spec.name: BoundTool(spec, handlers[spec.name]) for spec in specs}
 
     @property
@@ -169,6 +187,20 @@ class MemoryTools:
         self._reached(a.id, caller)
         seq = self._core.chains.erase(a.id, caller.actor("mcp"))
         return {"id": a.id, "hardDeleted": True, "erased": True, "seq": seq}
+
+    def erase_container(self, a: EraseContainerArgs, caller: Caller) -> Body:
+        erased = self._core.erasure.container(
+            a.container_tag, caller, force=a.force, protocol="mcp"
+        )
+        return erasure_json(erased)
+
+    def erase_document(self, a: DocumentArgs, caller: Caller) -> Body:
+        seq = self._core.erasure.document(a.document_id, caller, protocol="mcp")
+        return {"id": a.document_id, "erased": True, "seq": seq}
+
+    def erase_profile(self, a: ProfileArgs, caller: Caller) -> Body:
+        seq = self._core.erasure.profile(a.container_tag, caller, protocol="mcp")
+        return {"containerTag": a.container_tag, "erased": True, "seq": seq}
 
     def list(self, a: ListArgs, caller: Caller) -> Body:
         caller.reach(a.container_tag)

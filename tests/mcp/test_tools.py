@@ -255,6 +255,17 @@ def test_hard_delete_only_when_the_setting_offers_it(tmp_path: Any) -> None:
             assert again["code"] == "key_destroyed"
             chain = await ok(client, "get_memory", id=made["id"])
             assert chain["erased"] and chain["versions"][0]["content"] is None
+            assert {"erase_container", "erase_document", "erase_profile"} <= set(names)
+            await ok(client, "add_memory", content="Kept for a while", containerTag="e")
+            await ok(client, "set_profile", containerTag="e", static=["Likes tea"])
+            profile = await ok(client, "erase_profile", containerTag="e")
+            assert profile["erased"]
+            receipt = await ok(client, "erase_container", containerTag="e")
+            assert receipt["destroyed"]["memories"] == 1 and not receipt["destroyed"]["profile"]
+            again = await ok(client, "erase_container", containerTag="e")
+            assert again["repeated"] and again["seq"] == receipt["seq"]
+            missing = await refused(client, "erase_document", documentId="doc_missing")
+            assert missing["code"] == "not_found"
 
         session(opened.mcp_url, body)
 
