@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..servers import MNEMOLOG, free_port, settled_head, wait_healthy
+from ..servers import MNEMOLOG, mnemolog_server, settled_head
 from .test_keys import add_key
 
 ENV = {**os.environ, "MNEMOLOG_EMBEDDER": "quality"}  # as the keys were made
@@ -43,20 +43,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         "erin": add_key(data_dir, "erin", "shared"),
         "admin": add_key(data_dir, "admin"),
     }
-    port = free_port()
-    proc = subprocess.Popen(
-        [MNEMOLOG, "serve", "--data-dir", str(data_dir), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=ENV,
-    )
-    try:
-        base_url = f"http://127.0.0.1:{port}"
-        wait_healthy(base_url, proc)
+    with mnemolog_server(data_dir) as (base_url, _):
         yield Served(base_url, data_dir, tokens)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
     assert not (data_dir / "serving.json").exists()  # removed when the server stopped
 
 
@@ -121,21 +109,9 @@ def test_the_command_line_erases_through_the_running_server(served: Served) -> N
 
 def test_the_command_line_erases_a_stopped_server_s_data_dir(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    port = free_port()
-    proc = subprocess.Popen(
-        [MNEMOLOG, "serve", "--data-dir", str(data_dir), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=ENV,
-    )
-    try:
-        base_url = f"http://127.0.0.1:{port}"
-        wait_healthy(base_url, proc)
+    with mnemolog_server(data_dir) as (base_url, _):
         body = {"containerTag": "u", "memories": [{"content": "U keeps qwstoppedsecret."}]}
         assert httpx.post(f"{base_url}/memories", json=body).status_code == 200
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
     done = subprocess.run(
         [MNEMOLOG, "erase", "--container", "u", "--yes", "--data-dir", str(data_dir)],
         capture_output=True,
