@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ..eventlog import StoredRecord
 from ..eventlog.events import (
+    AgentRolledBack,
     AgentSignal,
     CaptureDecided,
     ChainForgotten,
@@ -46,6 +47,7 @@ from ..eventlog.events import (
     MemoryWritten,
     ProxyTurn,
     RecallUsed,
+    RollbackUndone,
     SubjectErased,
 )
 from .trust_queries import TrustQueries
@@ -55,7 +57,9 @@ from .trust_rows import SCHEMA, USER_AGENTS, TrustParams
 class TrustProjection(TrustQueries):
     name = "trust"
     schema = SCHEMA
-    schema_version = 2  # 2: restores take a forget's signal back
+    # 2: restores take a forget's signal back; 3: ... by cancelling it, and an undone rollback
+    # returns its agent to where it stood
+    schema_version = 3
     folds = (
         MemoryWritten,
         MemorySuperseded,
@@ -72,6 +76,8 @@ class TrustProjection(TrustQueries):
         ContextInjected,
         ProxyTurn,
         AgentSignal,
+        AgentRolledBack,
+        RollbackUndone,
     )
 
     def __init__(self, path: Path, params: TrustParams | None = None) -> None:
@@ -172,7 +178,51 @@ class TrustProjection(TrustQueries):
                     self._signal(
                         e.agent_id, e.label or "feedback", evidence, seq, ts, actor, e.memory_id
                     )
+            case AgentRolledBack() as e:
+                # Appended last, after one event per item it undid: where the agent stood
+                # before the first of them.
+                drafts = len(e.forgotten) + len(e.reverted) + len(e.restored)
+                drafts += len(e.reforgotten) + len(e.profiles)
+                got, lost = self._evidence_before(e.agent_id, seq - drafts)
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO trust_rollbacks VALUES (?, ?, ?, ?, ?)",
+                    (e.rollback_id, e.agent_id, seq, got, lost),
+                )
+            case RollbackUndone() as e:
+                if not e.skipped:  # a partial undo keeps what its restores cancelled
+                    drafts = len(e.restored) + len(e.forgotten) + len(e.reverted)
+                    drafts += len(e.profiles)
+                    self._undone(e.rollback_id, seq - drafts, seq, ts, actor)
         return False
+
+    def _evidence_before(self, agent: str, seq: int) -> tuple[float, float]:
+        """The agent's evidence after its last signal before ``seq``."""
+        row = self._conn.execute(
+            "SELECT evidence_for, evidence_against FROM trust_signals"
+            " WHERE agent_id = ? AND seq < ? ORDER BY id DESC LIMIT 1",
+            (agent, seq),
+        ).fetchone()
+        return (0.0, 0.0) if row is None else (float(row[0]), float(row[1]))
+
+    def _undone(self, rollback_id: str, first: int, seq: int, ts: int, by: str) -> None:
+        """The agent of an undone rollback back where it stood before it, with the signals
+        it got between the rollback and its undo (for other acts) weighed in again."""
+        row = self._conn.execute(
+            "SELECT agent_id, seq, evidence_for, evidence_against FROM trust_rollbacks"
+            " WHERE rollback_id = ?",
+            (rollback_id,),
+        ).fetchone()
+        if row is None:
+            return
+        agent, rolled_back, got, lost = str(row[0]), int(row[1]), float(row[2]), float(row[3])
+        keep = self.params.forgetting
+        for (weight,) in self._conn.execute(
+            "SELECT weight FROM trust_signals WHERE agent_id = ? AND seq > ? AND seq < ?"
+            " ORDER BY id",
+            (agent, rolled_back, first),
+        ).fetchall():
+            got, lost = got * keep + max(weight, 0.0), lost * keep + max(-weight, 0.0)
+        self._set_evidence(agent, got, lost, "rollback_undone", 0.0, seq, ts, by)
 
     def _version(
         self, version_id: str, memory_id: str, writer: str, seq: int, sources: Iterable[str]
@@ -290,7 +340,30 @@ class TrustProjection(TrustQueries):
         if row is None or row[1] != "forgotten" or row[0] == restorer:
             return
         self._conn.execute("DELETE FROM trust_once WHERE what = ?", (f"removed|{memory_id}",))
-        self._signal(row[0], "restored", -row[2], seq, ts, restorer, memory_id, row[3])
+        agent, weight = str(row[0]), float(row[2])
+        # The forget's evidence is cancelled, not outweighed by as much evidence in favour:
+        # what is left of it after the signals since (each weighs earlier evidence by
+        # ``forgetting``, this one too) leaves the evidence against.
+        (since,) = self._conn.execute(
+            "SELECT count(*) FROM trust_signals WHERE agent_id = ? AND id > ("
+            "SELECT max(id) FROM trust_signals WHERE memory_id = ? AND kind = 'forgotten')",
+            (agent, memory_id),
+        ).fetchone()
+        left = -weight * self.params.forgetting ** (int(since) + 1)
+        got, lost = self._evidence(agent)
+        keep = self.params.forgetting
+        self._set_evidence(
+            agent,
+            got * keep,
+            max(lost * keep - left, 0.0),
+            "restored",
+            left,
+            seq,
+            ts,
+            restorer,
+            memory_id,
+            str(row[3]) if row[3] is not None else None,
+        )
 
     def _saved_in_turn(self, agent: str, turn: ProxyTurn) -> None:
         """A fact the model saved in a turn derives from what the turn showed it."""
@@ -332,17 +405,35 @@ class TrustProjection(TrustQueries):
             got += evidence
         else:
             lost -= evidence
+        self._set_evidence(agent, got, lost, kind, evidence, seq, ts, by, memory_id, version_id)
+
+    def _set_evidence(
+        self,
+        agent: str,
+        got: float,
+        lost: float,
+        kind: str,
+        weight: float,
+        seq: int,
+        ts: int,
+        by: str | None = None,
+        memory_id: str | None = None,
+        version_id: str | None = None,
+    ) -> None:
+        """The agent's evidence is now ``got`` for and ``lost`` against, by a signal of
+        ``kind`` (``weight``: the evidence it stated, signed)."""
         trust = self.params.mean(got, lost)
         self._conn.execute(
             "UPDATE trust_agents SET evidence_for = ?, evidence_against = ?,"
             " signals = signals + 1, positive = positive + ?, negative = negative + ?,"
             " last_signal_seq = ? WHERE agent_id = ?",
-            (got, lost, int(evidence > 0), int(evidence < 0), seq, agent),
+            (got, lost, int(weight > 0), int(weight < 0), seq, agent),
         )
         self._conn.execute(
             "INSERT INTO trust_signals (seq, at, agent_id, kind, weight, trust, by_agent,"
-            " memory_id, version_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (seq, ts, agent, kind, evidence, trust, by, memory_id, version_id),
+            " memory_id, version_id, evidence_for, evidence_against)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (seq, ts, agent, kind, weight, trust, by, memory_id, version_id, got, lost),
         )
         self._touched.add(agent)
 

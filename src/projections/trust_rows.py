@@ -127,9 +127,19 @@ CREATE TABLE IF NOT EXISTS trust_signals (
     trust REAL NOT NULL,
     by_agent TEXT,
     memory_id TEXT,
-    version_id TEXT
+    version_id TEXT,
+    evidence_for REAL NOT NULL DEFAULT 0,
+    evidence_against REAL NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS trust_signals_by_agent ON trust_signals(agent_id, seq);
+-- Where an agent's evidence stood before each rollback of it: its undo returns it there.
+CREATE TABLE IF NOT EXISTS trust_rollbacks (
+    rollback_id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    evidence_for REAL NOT NULL,
+    evidence_against REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS trust_versions (
     version_id TEXT PRIMARY KEY,
     memory_id TEXT NOT NULL,

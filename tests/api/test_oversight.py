@@ -52,6 +52,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
         tokens = {
             "helper": agents.add("helper", None, CLI).token,
             "mallory": agents.add("mallory", None, CLI).token,
+            # Mallory ends the rollback tests distrusted: another writer to quarantine.
+            "trudy": agents.add("trudy", None, CLI).token,
             "scoped": agents.add("scoped", [TAG], CLI).token,
             "boss": agents.add("boss", None, CLI, admin=True).token,
         }
@@ -186,10 +188,12 @@ def test_a_rollback_restores_the_digest_of_before_the_attack_and_its_undo_the_at
     store: Store, attack: Attack
 ) -> None:
     with store.client("boss") as boss:
+        standing = boss.get("/agents/mallory").json()
         done = boss.post("/agents/mallory/rollback", json={"sinceSeq": attack.since_seq})
         assert done.status_code == 200, done.text
         body = done.json()
         assert body["digest"] == attack.before == store.digest()
+        assert boss.get("/agents/mallory").json()["trust"] < standing["trust"]
         assert sorted(body["forgotten"]) == sorted(attack.planted)
         assert sorted(r["id"] for r in body["reverted"]) == sorted([attack.city, attack.job])
         assert body["restored"] == [attack.colour]
@@ -215,6 +219,13 @@ def test_a_rollback_restores_the_digest_of_before_the_attack_and_its_undo_the_at
         assert undo.status_code == 200, undo.text
         assert undo.json()["digest"] == attack.after == store.digest()
         assert undo.json()["undone"]["skipped"] == []
+        # The undo returns the agent exactly where it stood: no more trusted than before.
+        after = boss.get("/agents/mallory").json()
+        assert after["trust"] == pytest.approx(standing["trust"], abs=1e-12)
+        assert after["distrusted"] == standing["distrusted"]
+        assert (after["alpha"], after["beta"]) == pytest.approx(
+            (standing["alpha"], standing["beta"]), abs=1e-9
+        )
         listed = boss.get("/agents/mallory/rollbacks").json()["rollbacks"]
         assert [r["rollbackId"] for r in listed] == [body["rollbackId"]]
         assert listed[0]["undone"] is not None
@@ -275,13 +286,13 @@ def test_recalls_made_under_quarantine_replay_as_recorded(store: Store, attack: 
 
 def test_a_quarantine_hides_the_documents_the_agent_ingested(store: Store) -> None:
     tag = "ada-docs"
-    with store.client("boss") as boss, store.client("mallory") as mallory:
+    with store.client("boss") as boss, store.client("trudy") as trudy:
         document = {
             "containerTag": tag,
             "title": "Bank notes",
             "content": "Ada's savings account moved to evil-bank.example last spring.",
         }
-        posted = mallory.post("/documents", json=document)
+        posted = trudy.post("/documents", json=document)
         assert posted.status_code == 200, posted.text
         with store.client("helper") as helper:
             own = {**document, "title": "Garden", "content": "Ada plants tulips in October."}
@@ -298,10 +309,10 @@ def test_a_quarantine_hides_the_documents_the_agent_ingested(store: Store) -> No
                 )
 
             assert seen() == (["Bank notes", "Garden"], ["Bank notes", "Garden"])
-            assert boss.post("/agents/mallory/quarantine").status_code == 200
+            assert boss.post("/agents/trudy/quarantine").status_code == 200
             try:
                 assert seen() == (["Garden"], ["Garden"])
             finally:
-                assert boss.delete("/agents/mallory/quarantine").status_code == 200
+                assert boss.delete("/agents/trudy/quarantine").status_code == 200
             assert seen() == (["Bank notes", "Garden"], ["Bank notes", "Garden"])
     replayed_traces(store.data_dir)  # the searches made under quarantine re-derive as recorded
