@@ -63,7 +63,7 @@ def portability_routes(runtime: Runtime) -> APIRouter:
         caller = caller_in(request.scope)
         for tag in containers_of(envelope) if caller.scoped else ():
             caller.reach(tag)
-        report = await run_in_threadpool(importer.run, envelope, caller.actor("import"))
+        report = await run_in_threadpool(importer.run, envelope, caller.actor("import"), caller.may)
         return Response(msgspec.json.encode(report), media_type="application/json")
 
     return router

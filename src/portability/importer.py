@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import msgspec
@@ -86,6 +86,10 @@ class _Planned(msgspec.Struct):
     vectors: list[npt.NDArray[np.float32] | None] = []
 
 
+def _everywhere(container_tag: str) -> bool:
+    return True
+
+
 class Importer:
     """Imports run one at a time: each decides what to skip from what the previous wrote."""
 
@@ -110,9 +114,19 @@ class Importer:
         self._keys = keys
         self._sealer = sealer
         self._lock = threading.Lock()
+        self._reaches: Callable[[str], bool] = _everywhere
 
-    def run(self, envelope: Envelope, actor: Actor = IMPORTER) -> ImportReport:
+    def run(
+        self,
+        envelope: Envelope,
+        actor: Actor = IMPORTER,
+        reaches: Callable[[str], bool] = _everywhere,
+    ) -> ImportReport:
+        """Import ``envelope``. ``reaches``: the containers the caller may reach. A source id
+        of a chain or a document in any other container is taken for one this store never
+        had, so an import cannot tell another tenant's ids from unknown ones."""
         with self._lock:
+            self._reaches = reaches
             results: dict[int, ItemResult] = {}
             planned = self._plan(envelope.memories, results)
             embed_failures = self._embed(planned)
@@ -170,13 +184,17 @@ class Importer:
         def skip(reason: str, at: str | None, status: Status = "skipped") -> ItemResult:
             return ItemResult(index=index, status=status, source_id=source, id=at, reason=reason)
 
-        if self._keys.is_destroyed(memory_subject(source)):
-            return skip("erased", source)
         native = self._memories.chain(source)
+        if native is not None and not self._reaches(native.container_tag):
+            native = None  # another tenant's: as unknown (its tombstone too, if erased)
+        elif self._keys.is_destroyed(memory_subject(source)):
+            return skip("erased", source)
         if native is not None:
             return skip("erased" if native.erased else "exists", source)
         for earlier in dict.fromkeys(r.id for r in self._memories.imported_from("memory", source)):
             chain = self._memories.chain(earlier)
+            if chain is not None and not self._reaches(chain.container_tag):
+                continue
             if chain is None or chain.erased:
                 return skip("erased", earlier)
             if self._digest_of(earlier) == checked.digest:
@@ -383,13 +401,17 @@ class Importer:
         def result(status: Status, reason: str | None, at: str | None) -> ItemResult:
             return ItemResult(index=index, status=status, source_id=source, id=at, reason=reason)
 
-        if self._keys.is_destroyed(document_subject(source)):
-            return result("skipped", "erased", source)
         native = self._documents.get(source)
+        if native is not None and not self._reaches(native.container_tag):
+            native = None  # another tenant's: as unknown
+        elif self._keys.is_destroyed(document_subject(source)):
+            return result("skipped", "erased", source)
         if native is not None:
             return result("skipped", "erased" if native.erased else "exists", source)
         for earlier in self._memories.imported_from("document", source):
             row = self._documents.get(earlier.id)
+            if row is not None and not self._reaches(row.container_tag):
+                continue
             if row is None or row.erased:
                 return result("skipped", "erased", earlier.id)
         try:

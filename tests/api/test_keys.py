@@ -345,3 +345,42 @@ def test_an_admin_revokes_a_key_while_the_server_runs_but_never_the_last(tmp_pat
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_an_import_cannot_tell_another_tenants_ids_from_unknown_ones(store: Store) -> None:
+    with store.client("bob") as bob:
+        written = bob.post(
+            "/memories", json={"containerTag": "b1", "memories": [{"content": "Bob's oar"}]}
+        ).json()["memories"][0]
+        document = bob.post("/documents", json={"containerTag": "b1", "content": "Bob's log"})
+        bobs = {"memory": written["id"], "document": document.json()["id"]}
+
+    def chain(source: str, text: str) -> dict[str, object]:
+        version = {"version": 1, "content": text, "validFrom": "2026-01-01T00:00:00Z"}
+        return {"id": source, "containerTag": "a1", "versions": [version]}
+
+    def document_of(source: str, text: str) -> dict[str, object]:
+        return {"id": source, "containerTag": "a1", "content": text}
+
+    envelope = {
+        "format": "bellamente-export",
+        "version": 1,
+        "exportedAt": "2026-01-01T00:00:00Z",
+        "memories": [
+            chain(bobs["memory"], "Alice's oar"),
+            chain("mem_00000000000000000000000000000000", "Alice's paddle"),
+        ],
+        "documents": [
+            document_of(bobs["document"], "Alice's log"),
+            document_of("doc_00000000000000000000000000000000", "Alice's diary"),
+        ],
+    }
+    with store.client("alice") as alice:
+        response = alice.post("/import", json=envelope)
+        assert response.status_code == 200, response.text
+        report = response.json()
+    for kind in ("memories", "documents"):
+        foreign, unknown = report[kind]
+        assert foreign["status"] == unknown["status"] == "imported", report
+        assert foreign.get("reason") == unknown.get("reason") is None
+        assert foreign["id"] != foreign["sourceId"]  # a fresh id, not bob's
