@@ -112,3 +112,12 @@ def document_json(document: DocumentRow, *, content: bool) -> dict[str, object]:
     if content:
         body["content"] = document.content
     return body
+
+
+class MarkUsed(_Body, frozen=True, kw_only=True):
+    """``POST /recalls/{traceId}/used``: the versions of the recall that helped (none: [])."""
+
+    version_ids: Annotated[
+        list[Annotated[str, msgspec.Meta(min_length=1, max_length=256)]],
+        msgspec.Meta(max_length=100),
+    ]

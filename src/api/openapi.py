@@ -18,6 +18,7 @@ from fastapi.openapi.utils import get_openapi
 from ..portability import ImportFile
 from .models import (
     Forget,
+    MarkUsed,
     PatchMemory,
     PostDocument,
     PutProfile,
@@ -36,6 +37,7 @@ BODIES: dict[tuple[str, str], tuple[type[msgspec.Struct], bool]] = {
     ("post", "/documents"): (PostDocument, True),
     ("put", "/profile"): (PutProfile, True),
     ("post", "/search"): (Search, True),
+    ("post", "/recalls/{trace_id}/used"): (MarkUsed, True),
     ("post", "/import"): (ImportFile, True),
     **{key: (struct, False) for key, struct in OVERSIGHT_BODIES.items()},
 }

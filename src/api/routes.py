@@ -30,6 +30,7 @@ from ..web.request_body import decode_json, read_body, read_json
 from .hot import Reply
 from .models import (
     Forget,
+    MarkUsed,
     PatchMemory,
     PostDocument,
     PutProfile,
@@ -257,6 +258,23 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
             caller.actor("rest"),
         )
         return get_profile(request, body.container_tag)
+
+    @router.post("/recalls/{trace_id}/used")
+    async def mark_used(trace_id: str, request: Request) -> JSONResponse:
+        """Which results of a search helped (``[]``: none): the feedback trust learns from."""
+        body = await read_json(request, MarkUsed, max_bytes=limit)
+        caller = caller_in(request.scope)
+        used = await run_in_threadpool(
+            lambda: core.usage.used(trace_id, caller, "rest", version_ids=body.version_ids)
+        )
+        return JSONResponse(
+            {
+                "traceId": used.trace_id,
+                "versionIds": used.version_ids,
+                "memoryIds": used.memory_ids,
+                "seq": used.seq,
+            }
+        )
 
     @router.post("/search")
     async def search(request: Request) -> Response:

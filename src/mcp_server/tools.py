@@ -14,8 +14,6 @@ from typing import Any
 
 from ..clock import parse_as_of_instant, parse_observed_at
 from ..errors import InvalidInput, NotFound
-from ..eventlog import Draft
-from ..eventlog.events import RecallUsed
 from ..memory import Caller, Core, NewMemory, RecallRequest, Trace, VersionRow
 from ..memory.agents import LOCAL
 from ..views import (
@@ -231,35 +229,14 @@ class MemoryTools:
         return profile_json(a.container_tag, self._core.memories.profile(a.container_tag))
 
     def used(self, a: UsedArgs, caller: Caller) -> Body:
-        trace = self._trace(a.trace_id, caller)
-        served = self._core.memories.by_version_ids(trace.served)
-        version_of = {row.memory_id: version_id for version_id, row in served.items()}
-        ids = list(dict.fromkeys(a.ids))
-        for memory_id in ids:
-            if memory_id not in version_of:
-                raise InvalidInput(
-                    f"trace {a.trace_id!r} did not serve memory {memory_id!r}: give the `id` "
-                    "of results that search returned"
-                )
-        event = RecallUsed(
-            recall_id=trace.recall_id,
-            container_tag=trace.container_tag,
-            memory_ids=ids,
-            version_ids=[version_of[i] for i in ids],
-        )
-        appended = self._core.record([Draft(caller.actor("mcp"), event)])
-        return {"traceId": trace.recall_id, "used": ids, "seq": appended.seqs[-1]}
+        used = self._core.usage.used(a.trace_id, caller, "mcp", memory_ids=a.ids)
+        return {"traceId": used.trace_id, "used": used.memory_ids, "seq": used.seq}
 
     def _chain(self, memory_id: str) -> Body:
         return chain_body(self._core, memory_id)
 
     def _trace(self, trace_id: str, caller: Caller) -> Trace:
-        self._core.recall.settle()  # a search answered ahead of its commit is readable now
-        trace = self._core.traces.get(trace_id)
-        if trace is None:
-            raise NotFound(f"no trace {trace_id!r}")
-        caller.owns(trace.container_tag, f"trace {trace_id!r}")
-        return trace
+        return self._core.usage.trace(trace_id, caller)
 
     def _reached(self, memory_id: str, caller: Caller) -> VersionRow:
         """The latest version of a memory the caller's key may reach (else: no such memory)."""

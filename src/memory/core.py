@@ -34,6 +34,7 @@ from .rollback import Rollbacks
 from .sameness import gates_for
 from .splitting import Splits
 from .trust import Trust, trust_params
+from .usage import Usage
 from .writes import Writes
 
 SYSTEM = Actor(agent_id="mnemolog", protocol="system")
@@ -186,6 +187,9 @@ class Core:
             document_vectors=self.document_vectors,
             document_fulltext=self.document_fulltext,
             trust=models.trust,
+        )
+        self.usage = Usage(
+            recorder=self._recorder, recall=self.recall, traces=self.traces, memories=self.memories
         )
         self.recall.hidden = self.quarantine.hidden
         self.recall.hidden_chunks = self.quarantine.hidden_chunks

@@ -18,7 +18,7 @@ from ..eventlog import Actor, EventLog
 from ..eventlog.scratch import new_scratch
 from ..projections.runner import ProjectionRunner
 from ..projections.trust import TrustProjection
-from ..projections.trust_rows import USER_AGENTS, AgentScore, Carried, SignalRow, TrustParams
+from ..projections.trust_rows import AgentScore, Carried, SignalRow, TrustParams
 from ..settings import Settings
 
 
@@ -51,7 +51,7 @@ class Trust:
     def refuse_distrusted(self, actor: Actor) -> None:
         """Raise ``AgentDistrusted`` if ``actor``'s agent may not change anything now."""
         agent = actor.agent_id
-        if agent in USER_AGENTS:
+        if self.projection.is_user(agent):
             return
         trust = self.projection.trust_of(agent)
         if trust < self.threshold:
@@ -61,7 +61,9 @@ class Trust:
             )
 
     def distrusted(self, agent: str) -> bool:
-        return agent not in USER_AGENTS and self.projection.trust_of(agent) < self.threshold
+        return (
+            not self.projection.is_user(agent) and self.projection.trust_of(agent) < self.threshold
+        )
 
     def trust_of(self, agent: str) -> float:
         return self.projection.trust_of(agent)

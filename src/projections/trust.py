@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ..eventlog import StoredRecord
 from ..eventlog.events import (
+    AgentKeyAdded,
     AgentRolledBack,
     AgentSignal,
     CaptureDecided,
@@ -51,14 +52,14 @@ from ..eventlog.events import (
     SubjectErased,
 )
 from .trust_queries import TrustQueries
-from .trust_rows import SCHEMA, USER_AGENTS, TrustParams
+from .trust_rows import SCHEMA, TrustParams
 
 
 class TrustProjection(TrustQueries):
     name = "trust"
     schema = SCHEMA
-    # 2: restores take a forget's signal back; 3: ... by cancelling it, and an undone rollback
-    # returns its agent to where it stood
+    # 2: restores take a forget's signal back; 3: ... by cancelling it, an undone rollback
+    # returns its agent to where it stood, and admin keys act with the user's standing
     schema_version = 3
     folds = (
         MemoryWritten,
@@ -78,6 +79,7 @@ class TrustProjection(TrustQueries):
         AgentSignal,
         AgentRolledBack,
         RollbackUndone,
+        AgentKeyAdded,
     )
 
     def __init__(self, path: Path, params: TrustParams | None = None) -> None:
@@ -139,7 +141,7 @@ class TrustProjection(TrustQueries):
                     "UPDATE trust_versions SET flags = ? WHERE version_id = ?",
                     (json.dumps(e.reasons), e.version_id),
                 )
-                if actor not in USER_AGENTS:
+                if not self.is_user(actor):
                     self._agent(actor, seq)
                     self._conn.execute(
                         "UPDATE trust_agents SET flagged = flagged + 1 WHERE agent_id = ?",
@@ -178,6 +180,10 @@ class TrustProjection(TrustQueries):
                     self._signal(
                         e.agent_id, e.label or "feedback", evidence, seq, ts, actor, e.memory_id
                     )
+            case AgentKeyAdded(admin=True) as e:
+                # An admin key acts for the user: from its making on, with the user's standing.
+                self._conn.execute("INSERT OR IGNORE INTO trust_users VALUES (?)", (e.agent_id,))
+                self._users = self._users | {e.agent_id}
             case AgentRolledBack() as e:
                 # Appended last, after one event per item it undid: where the agent stood
                 # before the first of them.
@@ -230,7 +236,7 @@ class TrustProjection(TrustQueries):
         self._conn.execute(
             "INSERT OR IGNORE INTO trust_versions (version_id, memory_id, agent_id, seq,"
             " established) VALUES (?, ?, ?, ?, ?)",
-            (version_id, memory_id, writer, seq, int(writer in USER_AGENTS)),
+            (version_id, memory_id, writer, seq, int(self.is_user(writer))),
         )
         self._conn.executemany(
             "INSERT OR IGNORE INTO trust_sources VALUES (?, ?)",
@@ -395,7 +401,7 @@ class TrustProjection(TrustQueries):
         memory_id: str | None = None,
         version_id: str | None = None,
     ) -> None:
-        if agent in USER_AGENTS or evidence == 0:
+        if self.is_user(agent) or evidence == 0:
             return
         self._agent(agent, seq)
         got, lost = self._evidence(agent)
@@ -453,7 +459,7 @@ class TrustProjection(TrustQueries):
 
     def _trust_now(self, agent: str) -> float:
         """An agent's trust inside the fold (the batch's own signals included)."""
-        if agent in USER_AGENTS:
+        if self.is_user(agent):
             return 1.0
         return self.params.mean(*self._evidence(agent))
 

@@ -24,12 +24,20 @@ class TrustQueries(SqliteProjection):
         self.params = params or TrustParams()
         self._scores_lock = threading.Lock()
         self._scores: dict[str, tuple[float, float]] = {}
+        self._users: frozenset[str] = USER_AGENTS
         super().__init__(path)
         self._load(None)
+
+    def is_user(self, agent: str) -> bool:
+        """Whether ``agent`` acts with the user's standing (trust 1, never scored): the user,
+        the server's own names, and every agent given an admin key."""
+        return agent in self._users
 
     def _load(self, agents: set[str] | None) -> None:
         """Bring the in-memory scores in step with the table (only ``agents``, if given)."""
         with self._lock:
+            admins = self._conn.execute("SELECT agent_id FROM trust_users").fetchall()
+            self._users = USER_AGENTS | {str(a[0]) for a in admins}
             if agents is None:
                 rows = self._conn.execute(
                     "SELECT agent_id, evidence_for, evidence_against FROM trust_agents"
@@ -51,7 +59,7 @@ class TrustQueries(SqliteProjection):
 
     def trust_of(self, agent: str) -> float:
         """An agent's trust now: the posterior mean (the prior's for an agent never seen)."""
-        if agent in USER_AGENTS:
+        if self.is_user(agent):
             return 1.0
         with self._scores_lock:
             evidence = self._scores.get(agent)
@@ -65,14 +73,14 @@ class TrustQueries(SqliteProjection):
             ).fetchone()
         if row is None:
             row = (agent, 0.0, 0.0, 0, 0, 0, 0, 0, 0, None)
-        return _score(p, row)
+        return _score(p, row, self.is_user(agent))
 
     def scores(self) -> list[AgentScore]:
         with self._lock:
             rows = self._conn.execute(
                 f"SELECT {_AGENT_COLUMNS} FROM trust_agents ORDER BY first_seq"
             ).fetchall()
-        return [_score(self.params, row) for row in rows]
+        return [_score(self.params, row, self.is_user(str(row[0]))) for row in rows]
 
     def signals(self, agent: str, *, limit: int, before_seq: int | None = None) -> list[SignalRow]:
         """The signals that moved an agent's trust, newest first."""
@@ -136,9 +144,8 @@ class TrustQueries(SqliteProjection):
         return out
 
 
-def _score(p: TrustParams, row: tuple[Any, ...]) -> AgentScore:
+def _score(p: TrustParams, row: tuple[Any, ...], user: bool) -> AgentScore:
     agent, got, lost, signals, positive, negative, writes, flagged, first, last = row
-    user = agent in USER_AGENTS
     return AgentScore(
         agent_id=agent,
         trust=1.0 if user else p.mean(got, lost),

@@ -160,6 +160,8 @@ CREATE TABLE IF NOT EXISTS trust_chains (
     latest_version_id TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS trust_once (what TEXT PRIMARY KEY) WITHOUT ROWID;
+-- Agents with an admin key: they act for the user, with the user's standing.
+CREATE TABLE IF NOT EXISTS trust_users (agent_id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS trust_injected (
     turn_id TEXT NOT NULL,
     version_id TEXT NOT NULL,

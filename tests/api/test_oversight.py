@@ -316,3 +316,38 @@ def test_a_quarantine_hides_the_documents_the_agent_ingested(store: Store) -> No
                 assert boss.delete("/agents/trudy/quarantine").status_code == 200
             assert seen() == (["Bank notes", "Garden"], ["Bank notes", "Garden"])
     replayed_traces(store.data_dir)  # the searches made under quarantine re-derive as recorded
+
+
+def test_an_admin_key_gives_the_users_word_on_what_helped(store: Store) -> None:
+    """With keys live the user acts through an admin key: it has the user's standing (trust
+    1, never scored), and its word that a result helped (``POST /recalls/{id}/used``, the REST
+    twin of the MCP ``memory_used`` tool) weighs as the user's."""
+    tag = "ada-used"
+    with store.client("helper") as helper:
+        write(helper, {"content": "Ada's locker is number 12"}, tag=tag)
+    with store.client("boss") as boss:
+        assert boss.get("/agents/boss").json()["trust"] == 1.0
+        assert boss.get("/agents/boss").json()["user"] is True
+        found = boss.post("/search", json={"q": "Ada locker", "containerTag": tag}).json()
+        version = found["results"][0]["versionId"]
+        before = store.head()
+        for bad, status in (
+            ({"versionIds": ["ver_not_served"]}, 400),
+            ({"versionIds": "ver_x"}, 400),
+            ({"versionIds": [version], "extra": 1}, 400),
+        ):
+            response = boss.post(f"/recalls/{found['traceId']}/used", json=bad)
+            assert response.status_code == status, response.text
+            assert response.json()["error"]["code"] in ("invalid_input", "malformed_body")
+        missing = boss.post("/recalls/trc_missing/used", json={"versionIds": []})
+        assert missing.status_code == 404
+        assert store.head() == before
+        used = boss.post(f"/recalls/{found['traceId']}/used", json={"versionIds": [version]})
+        assert used.status_code == 200, used.text
+        assert used.json()["versionIds"] == [version] and used.json()["seq"] == before + 1
+        none = boss.post(f"/recalls/{found['traceId']}/used", json={"versionIds": []})
+        assert none.status_code == 200 and none.json()["versionIds"] == []
+        signals = boss.get("/agents/helper").json()["signals"]
+    (signal,) = [s for s in signals if s["kind"] == "used" and s["versionId"] == version]
+    assert signal["byAgent"] == "boss"
+    assert signal["weight"] == pytest.approx(1.5)  # the full weight: the user's own word
