@@ -114,6 +114,7 @@ def create_app(runtime: Runtime) -> HostGuard:
         authenticate=core.agents.authenticate,
         anonymous=LOCAL_CALLER,
         state_key=CALLER_STATE,
+        admits=core.agents.admits,
     )
     # Outermost: no route, hot or mounted, runs for a request through the wrong door.
     return HostGuard.from_settings(keyed, settings)

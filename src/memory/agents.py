@@ -152,6 +152,13 @@ class Agents:
     def keys(self) -> list[KeyRow]:
         return self._projection.keys()
 
+    def admits(self, caller: object) -> bool:
+        """Whether a caller let in earlier still would be: its key is live, or, for a caller
+        let in without one, no key is required yet."""
+        if not isinstance(caller, Caller) or caller.key_id is None:
+            return not self.required
+        return self._projection.live(caller.key_id) is not None
+
     def authenticate(self, token: str) -> Caller | None:
         """The caller a presented key is, or None if it opens nothing."""
         if len(token) > MAX_TOKEN:

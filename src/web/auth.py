@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import Unauthorized
 from .host_guard import refuse
@@ -35,14 +35,18 @@ class BearerAuth:
         authenticate: Callable[[str], object | None],
         anonymous: object,
         state_key: str,
+        admits: Callable[[object], bool] = lambda caller: True,
     ) -> None:
         """``authenticate`` answers the caller a key is (or None); ``anonymous`` is the caller
-        of every request while ``required()`` is false."""
+        of every request while ``required()`` is false. ``admits`` says whether a caller let
+        in still would be: a response still streaming (server-sent events, a streamed
+        answer) ends at its next chunk once its key is revoked."""
         self._app = app
         self._required = required
         self._authenticate = authenticate
         self._anonymous = anonymous
         self._state_key = state_key
+        self._admits = admits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
@@ -57,7 +61,28 @@ class BearerAuth:
                     return
                 caller = found
             scope.setdefault("state", {})[self._state_key] = caller
+            if scope["type"] == "http":
+                send = self._ending_when_refused(caller, send)
         await self._app(scope, receive, send)
+
+    def _ending_when_refused(self, caller: object, send: Send) -> Send:
+        """``send``, but a response body still streaming when ``caller`` is no longer let in
+        ends there: its last chunk is empty, and what the app sends after it is dropped
+        (the client, seeing the end, disconnects, and the app stops)."""
+        ended = False
+
+        async def guarded(message: Message) -> None:
+            nonlocal ended
+            if ended:
+                return
+            streaming = message["type"] == "http.response.body" and message.get("more_body")
+            if streaming and not self._admits(caller):
+                ended = True
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            await send(message)
+
+        return guarded
 
     def caller(self, scope: Scope) -> object | None:
         """The caller the request's one Bearer key opens, or None."""

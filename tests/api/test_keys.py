@@ -319,7 +319,13 @@ def test_an_admin_revokes_a_key_while_the_server_runs_but_never_the_last(tmp_pat
                 assert (missing.status_code, missing.json()["error"]["code"]) == (404, "not_found")
             assert store.head() == before
 
-            revoked = boss.delete(f"/agents/dave/keys/{key_id['dave']}")
+            # An event stream dave opened ends with the revocation: not one event more.
+            with store.client("dave") as follower, follower.stream("GET", "/events") as stream:
+                lines = stream.iter_lines()
+                assert next(lines).startswith("retry:")
+                revoked = boss.delete(f"/agents/dave/keys/{key_id['dave']}")
+                after = list(lines)  # the server ends the response: no read timeout
+            assert not [line for line in after if line.startswith(("data:", "id:"))], after
             assert revoked.status_code == 200, revoked.text
             assert revoked.json() == {
                 "keyId": key_id["dave"],
