@@ -243,7 +243,9 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         container_tag: Annotated[str, Query(alias="containerTag", min_length=1, max_length=256)],
     ) -> JSONResponse:
         caller_in(request.scope).reach(container_tag)
-        return JSONResponse(profile_json(container_tag, core.memories.profile(container_tag)))
+        return JSONResponse(
+            profile_json(container_tag, core.quarantine.served_profile(container_tag))
+        )
 
     @router.put("/profile")
     async def put_profile(request: Request) -> JSONResponse:

@@ -100,7 +100,7 @@ class MemoryResources:
         if parts.netloc == "profile":
             if tag is None:
                 raise InvalidInput("a profile resource names its container: mnemolog://profile/TAG")
-            return profile_json(tag, self._core.memories.profile(tag))
+            return profile_json(tag, self._core.quarantine.served_profile(tag))
         if parts.netloc == "memories":
             rows, total = self._core.memories.list_latest(
                 container_tag=tag,

@@ -221,12 +221,12 @@ class MemoryTools:
 
     def get_profile(self, a: ProfileArgs, caller: Caller) -> Body:
         caller.reach(a.container_tag)
-        return profile_json(a.container_tag, self._core.memories.profile(a.container_tag))
+        return profile_json(a.container_tag, self._core.quarantine.served_profile(a.container_tag))
 
     def set_profile(self, a: SetProfileArgs, caller: Caller) -> Body:
         caller.reach(a.container_tag)
         self._core.chains.set_profile(a.container_tag, a.static, a.dynamic, caller.actor("mcp"))
-        return profile_json(a.container_tag, self._core.memories.profile(a.container_tag))
+        return profile_json(a.container_tag, self._core.quarantine.served_profile(a.container_tag))
 
     def used(self, a: UsedArgs, caller: Caller) -> Body:
         used = self._core.usage.used(a.trace_id, caller, "mcp", memory_ids=a.ids)

@@ -62,6 +62,7 @@ class Quarantine:
     ) -> None:
         self._recorder = recorder
         self._oversight = oversight
+        self._memories = memories
         self._lock = threading.Lock()  # one event for two calls racing to quarantine one agent
         self.hidden = hidden_rows(oversight, memories)
         self.hidden_chunks = hidden_chunks(oversight, documents)
@@ -69,6 +70,10 @@ class Quarantine:
     def agents(self) -> frozenset[str]:
         """The agents quarantined now."""
         return self._oversight.quarantined()
+
+    def served_profile(self, container_tag: str) -> tuple[dict[str, object], int] | None:
+        """The profile served for a container: the last one no quarantined agent set."""
+        return self._memories.profile(container_tag, self.agents())
 
     def state(self, agent_id: str) -> QuarantineRow | None:
         return self._oversight.quarantine(agent_id)

@@ -47,7 +47,7 @@ class MemoryProjection(MemoryQueries):
 
     name = "memories"
     schema = SCHEMA
-    schema_version = 5  # 2: versions.context; 3: links; 4: splits; 5: erasures
+    schema_version = 5  # 2: versions.context; 3: links; 4: splits; 5: erasures, profile_history
     folds = (
         MemoryWritten,
         MemorySplit,
@@ -247,16 +247,21 @@ class MemoryProjection(MemoryQueries):
             case ReembedCompleted():
                 self._conn.execute("DELETE FROM meta WHERE key = 'reembedding'")
             case ProfileUpdated():
+                profile = self._sealer.open_text(event.profile)
                 self._conn.execute(
                     "INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         event.container_tag,
-                        self._sealer.open_text(event.profile),
+                        profile,
                         record.ts,
                         record.seq,
                         record.actor.agent_id,
                         record.actor.protocol,
                     ),
+                )
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO profile_history VALUES (?, ?, ?, ?, ?)",
+                    (record.seq, event.container_tag, profile, record.ts, record.actor.agent_id),
                 )
         return False
 
@@ -397,15 +402,17 @@ class MemoryProjection(MemoryQueries):
             )
             return True
         if event.scope == "profile" and event.container_tag is not None:
-            self._conn.execute(
-                "DELETE FROM profiles WHERE container_tag = ?", (event.container_tag,)
-            )
+            for table in ("profiles", "profile_history"):
+                self._conn.execute(
+                    f"DELETE FROM {table} WHERE container_tag = ?", (event.container_tag,)
+                )
             return True
         if event.scope == "memory" and event.memory_id is not None:
             where, arg = "memory_id = ?", event.memory_id
         elif event.scope == "container" and event.container_tag is not None:
             where, arg = "container_tag = ?", event.container_tag
             self._conn.execute("DELETE FROM profiles WHERE container_tag = ?", (arg,))
+            self._conn.execute("DELETE FROM profile_history WHERE container_tag = ?", (arg,))
             self._live.pop(event.container_tag, None)
             for memory_id, (container, _) in list(self._live_row.items()):
                 if container == event.container_tag:

@@ -81,13 +81,25 @@ class MemoryQueries(MemoryAudit):
 
     # --- queries -------------------------------------------------------------------------------
 
-    def profile(self, container_tag: str) -> tuple[dict[str, object], int] | None:
-        """A container's profile (decoded JSON) and when it was set, if it has one."""
+    def profile(
+        self, container_tag: str, hidden_agents: AbstractSet[str] = _NO_AGENTS
+    ) -> tuple[dict[str, object], int] | None:
+        """A container's profile (decoded JSON) and when it was set, if it has one; with
+        ``hidden_agents``, the last one none of them set (a quarantined writer's is not
+        served: the one before it is)."""
         with self._lock:
-            row = self._conn.execute(
-                "SELECT profile, updated_at FROM profiles WHERE container_tag = ?",
-                (container_tag,),
-            ).fetchone()
+            if hidden_agents:
+                marks = ",".join("?" * len(hidden_agents))
+                row = self._conn.execute(
+                    "SELECT profile, updated_at FROM profile_history WHERE container_tag = ?"
+                    f" AND agent_id NOT IN ({marks}) ORDER BY seq DESC LIMIT 1",
+                    (container_tag, *sorted(hidden_agents)),
+                ).fetchone()
+            else:
+                row = self._conn.execute(
+                    "SELECT profile, updated_at FROM profiles WHERE container_tag = ?",
+                    (container_tag,),
+                ).fetchone()
         if row is None or row[0] is None:
             return None
         profile: dict[str, object] = json.loads(row[0])

@@ -105,6 +105,16 @@ CREATE TABLE IF NOT EXISTS splits (
 );
 CREATE INDEX IF NOT EXISTS splits_by_memory ON splits(memory_id);
 CREATE INDEX IF NOT EXISTS splits_by_source ON splits(source_memory_id);
+-- Every profile a container had, by whom: a quarantined writer's is not served, the one
+-- before it is.
+CREATE TABLE IF NOT EXISTS profile_history (
+    seq INTEGER PRIMARY KEY,
+    container_tag TEXT NOT NULL,
+    profile TEXT,
+    updated_at INTEGER NOT NULL,
+    agent_id TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS profile_history_by_container ON profile_history(container_tag, seq);
 -- The receipt of each container's last erasure: a repeated erasure answers it again.
 CREATE TABLE IF NOT EXISTS erasures (
     container_tag TEXT PRIMARY KEY,

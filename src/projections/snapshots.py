@@ -214,6 +214,8 @@ def _target(event: SubjectErased) -> tuple[str, str, str] | None:
 
 
 def _scrub_subject(conn: sqlite3.Connection, scope: str, where: str, arg: str) -> None:
+    if scope in ("profile", "container") and _has_table(conn, "profile_history"):
+        conn.execute("UPDATE profile_history SET profile = NULL WHERE " + where, (arg,))
     if scope == "profile":
         conn.execute("UPDATE profiles SET profile = NULL WHERE " + where, (arg,))
         return
@@ -230,3 +232,9 @@ def _scrub_subject(conn: sqlite3.Connection, scope: str, where: str, arg: str) -
         conn.execute(f"UPDATE chains SET forgotten_reason = NULL WHERE {where}", (arg,))
     if scope == "container":
         conn.execute("UPDATE profiles SET profile = NULL WHERE " + where, (arg,))
+
+
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether a snapshot has ``name`` (one taken before it was added has not)."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+    return found.fetchone() is not None

@@ -55,7 +55,7 @@ class RecallTool:
         self._min_trust = min_trust
 
     async def profile(self, container_tag: str) -> Profile | None:
-        found = self._core.memories.profile(container_tag)
+        found = self._core.quarantine.served_profile(container_tag)
         if found is None:
             return None
         profile, at = found
