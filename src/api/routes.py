@@ -170,6 +170,8 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
                 "id": outcome.document_id,
                 "status": outcome.status,
                 "chunks": outcome.chunks,
+                "flagged": bool(outcome.flags),
+                "flags": outcome.flags,
                 "seq": outcome.seq,
             }
         )

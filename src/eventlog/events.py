@@ -297,10 +297,13 @@ class MemoryCaptured(Event, frozen=True, kw_only=True, tag="memory.captured"):
 
 
 class ProfileUpdated(Event, frozen=True, kw_only=True, tag="profile.updated"):
-    """A container's profile (static and dynamic facts) changed."""
+    """A container's profile (static and dynamic facts) changed. ``flags``: the poisoning
+    detector's reasons, if it flagged a fact of it (stored all the same, charged to the
+    writer's trust)."""
 
     container_tag: str
     profile: Sealed
+    flags: list[str] = []
 
 
 class DocumentIngested(Event, frozen=True, kw_only=True, tag="document.ingested"):
@@ -313,6 +316,7 @@ class DocumentIngested(Event, frozen=True, kw_only=True, tag="document.ingested"
     metadata: Sealed | None = None
     chunk_embeddings: Sealed | None = None  # float32 rows, one per chunk, in chunk order
     chunker: str = ""  # the recipe that cut the chunks, so a rebuild cuts the same ones
+    flags: list[str] = []  # the poisoning detector's reasons, as for a profile
 
 
 class EmbedderPinned(Event, frozen=True, kw_only=True, tag="embedder.pinned"):

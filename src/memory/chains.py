@@ -27,7 +27,7 @@ from ..eventlog.subjects import memory_subject, profile_subject
 from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import VersionRow
 from .gate import Gate
-from .poisoning import DETECTOR, detect
+from .poisoning import DETECTOR, detect, flags_of
 from .record import Recorder
 from .splitting import Splits
 from .submitted import WriteOutcome
@@ -163,12 +163,16 @@ class Chains:
     def set_profile(
         self, container_tag: str, static: list[str], dynamic: list[str], actor: Actor
     ) -> int:
-        """Replace a container's profile; sealed under the container's key."""
+        """Replace a container's profile, sealed under its own key. The poisoning detector
+        reads every fact: a flagged profile is stored all the same, its reasons in the event
+        (the writer's trust is charged for it, as for a flagged memory)."""
         self._refuse(actor)
         profile = msgspec.json.encode({"static": static, "dynamic": dynamic})
         sealed = self._sealer.seal(profile_subject(container_tag), profile)
+        flags = flags_of([*static, *dynamic])
+        event = ProfileUpdated(container_tag=container_tag, profile=sealed, flags=flags)
         with self._gate.lock(container_tag):
-            return self._record(actor, ProfileUpdated(container_tag=container_tag, profile=sealed))
+            return self._record(actor, event)
 
     def _refuse(self, actor: Actor) -> None:
         if self._trust is not None:

@@ -20,6 +20,7 @@ from ..projections.chunking import chunk
 from ..projections.documents import CHUNK_SLOTS, DocumentProjection
 from .fresh_ids import FreshIds
 from .gate import Gate
+from .poisoning import flags_of
 from .record import Recorder
 from .trust import Trust
 from .versions import new_id, seal_metadata
@@ -30,6 +31,7 @@ class DocumentOutcome(msgspec.Struct, frozen=True, kw_only=True):
     status: Literal["created", "deduplicated"]
     chunks: int
     seq: int
+    flags: list[str] = []  # the poisoning detector's reasons (stored all the same)
 
 
 class Ingest:
@@ -74,6 +76,8 @@ class Ingest:
             raise InvalidInput(f"the document has more than {CHUNK_SLOTS - 1} chunks")
         existing = self._documents.duplicate(container_tag, content)
         vectors = None if existing is not None else self._embedder.embed([p.text for p in pieces])
+        # Recall serves its chunks into prompts as it serves memories: read as they are.
+        flags = flags_of([*([] if title is None else [title]), content])
         with self._gate.lock(container_tag):
             existing = self._documents.duplicate(container_tag, content)
             if existing is not None or vectors is None:
@@ -96,11 +100,12 @@ class Ingest:
                     subject, b"".join(embed_bytes(v) for v in vectors)
                 ),
                 chunker=CHUNKER,
+                flags=flags,
             )
             events = [event, *([] if also is None else [also(document_id)])]
             seq = self._recorder.record([Draft(actor, e) for e in events]).seqs[0]
         return DocumentOutcome(
-            document_id=document_id, status="created", chunks=len(pieces), seq=seq
+            document_id=document_id, status="created", chunks=len(pieces), seq=seq, flags=flags
         )
 
     def import_chains(

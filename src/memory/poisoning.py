@@ -35,6 +35,7 @@ import base64
 import binascii
 import re
 import unicodedata
+from collections.abc import Sequence
 
 import msgspec
 
@@ -564,3 +565,10 @@ def detect(text: str) -> Verdict:
     evidence = list(dict.fromkeys(found))
     reasons = [r for r in REASONS if any(e.reason == r for e in evidence)]
     return Verdict(flagged=bool(reasons), reasons=reasons, evidence=evidence)
+
+
+def flags_of(texts: Sequence[str]) -> list[str]:
+    """The reasons the detector flags any of ``texts`` for, in the order of ``REASONS``, each
+    once (a profile's facts, a document's title and text)."""
+    found = {reason for text in texts for reason in detect(text).reasons}
+    return [reason for reason in REASONS if reason in found]

@@ -39,6 +39,7 @@ from ..eventlog.events import (
     ChainForgotten,
     ChainRestored,
     ContextInjected,
+    DocumentIngested,
     MemoryDeduplicated,
     MemoryEdited,
     MemoryFlagged,
@@ -46,6 +47,7 @@ from ..eventlog.events import (
     MemorySplit,
     MemorySuperseded,
     MemoryWritten,
+    ProfileUpdated,
     ProxyTurn,
     RecallUsed,
     RollbackUndone,
@@ -80,6 +82,8 @@ class TrustProjection(TrustQueries):
         AgentRolledBack,
         RollbackUndone,
         AgentKeyAdded,
+        ProfileUpdated,
+        DocumentIngested,
     )
 
     def __init__(self, path: Path, params: TrustParams | None = None) -> None:
@@ -141,15 +145,7 @@ class TrustProjection(TrustQueries):
                     "UPDATE trust_versions SET flags = ? WHERE version_id = ?",
                     (json.dumps(e.reasons), e.version_id),
                 )
-                if not self.is_user(actor):
-                    self._agent(actor, seq)
-                    self._conn.execute(
-                        "UPDATE trust_agents SET flagged = flagged + 1 WHERE agent_id = ?",
-                        (actor,),
-                    )
-                self._signal(
-                    actor, "flagged", -self.params.flagged, seq, ts, None, e.memory_id, e.version_id
-                )
+                self._flagged(actor, seq, ts, e.memory_id, e.version_id)
             case RecallUsed() as e:
                 self._used(actor, e.memory_ids, e.version_ids, seq, ts)
             case ChainForgotten() as e:
@@ -180,6 +176,9 @@ class TrustProjection(TrustQueries):
                     self._signal(
                         e.agent_id, e.label or "feedback", evidence, seq, ts, actor, e.memory_id
                     )
+            case ProfileUpdated(flags=[_, *_]) | DocumentIngested(flags=[_, *_]):
+                # Text a prompt may carry, flagged: charged as a flagged memory is.
+                self._flagged(actor, seq, ts)
             case AgentKeyAdded(admin=True) as e:
                 # An admin key acts for the user: from its making on, with the user's standing.
                 self._conn.execute("INSERT OR IGNORE INTO trust_users VALUES (?)", (e.agent_id,))
@@ -200,6 +199,21 @@ class TrustProjection(TrustQueries):
                     drafts += len(e.profiles)
                     self._undone(e.rollback_id, seq - drafts, seq, ts, actor)
         return False
+
+    def _flagged(
+        self,
+        actor: str,
+        seq: int,
+        ts: int,
+        memory_id: str | None = None,
+        version_id: str | None = None,
+    ) -> None:
+        if not self.is_user(actor):
+            self._agent(actor, seq)
+            self._conn.execute(
+                "UPDATE trust_agents SET flagged = flagged + 1 WHERE agent_id = ?", (actor,)
+            )
+        self._signal(actor, "flagged", -self.params.flagged, seq, ts, None, memory_id, version_id)
 
     def _evidence_before(self, agent: str, seq: int) -> tuple[float, float]:
         """The agent's evidence after its last signal before ``seq``."""
