@@ -7,15 +7,26 @@ refused; after how many a sleeper that behaved for 100 operations is; the benign
 trust gap as the seed measured it (200 operations each, all scored: enforcement off in that
 run, since a refused write appends nothing to score); and the sleeper's degradation.
 
-    python bench/trust.py [--agents 10] [--operations 200]
+    python bench/trust.py [--agents 10] [--operations 200] [--api]
+
+With ``--api`` the same scenarios run over HTTP with API keys live: a ``mnemolog serve`` child
+on a loopback port, every agent writing with its own key (``POST /memories``), and the user
+acting through an admin key: it searches for each benign fact (``POST /search``) and says
+which result helped (``POST /recalls/{traceId}/used``); scores are read back from
+``GET /agents/{id}``. Nothing is recorded as ``local``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+
+import httpx
 
 from mnemolog.errors import AgentDistrusted
 from mnemolog.eventlog import Actor, Draft
@@ -59,54 +70,133 @@ def poison(runtime: Runtime, agent: Actor, n: int) -> bool:
     return True
 
 
+class Driver:
+    """The three acts the scenarios are made of, in process or over the API."""
+
+    behave: Callable[[str, int], None]  # a benign write, recalled and used by the user
+    poison: Callable[[str, int], bool]  # a poisoned write; False when it was refused
+    trust_of: Callable[[str], float]
+
+
+def scenarios(drive: Driver, agents: int, operations: int) -> dict[str, object]:
+    benign = [f"benign-{i}" for i in range(agents)]
+    for agent in benign:
+        for n in range(operations):
+            drive.behave(agent, n)
+    blocked_after: list[int | None] = []
+    for i in range(agents):
+        evil = f"malicious-{i}"
+        accepted = next((n for n in range(operations) if not drive.poison(evil, n)), None)
+        blocked_after.append(accepted)
+    sleeper_before: list[float] = []
+    sleeper_after: list[float] = []
+    sleeper_blocked: list[int | None] = []
+    for i in range(agents):
+        sleeper = f"sleeper-{i}"
+        half = operations // 2
+        for n in range(half):
+            drive.behave(sleeper, n)
+        sleeper_before.append(drive.trust_of(sleeper))
+        accepted = next((n for n in range(half) if not drive.poison(sleeper, n)), None)
+        sleeper_blocked.append(accepted)
+        sleeper_after.append(drive.trust_of(sleeper))
+    return {
+        "benign": [drive.trust_of(a) for a in benign],
+        "malicious": [drive.trust_of(f"malicious-{i}") for i in range(agents)],
+        "blocked_after": blocked_after,
+        "sleeper_before": sleeper_before,
+        "sleeper_after": sleeper_after,
+        "sleeper_blocked": sleeper_blocked,
+    }
+
+
 def run(root: Path, agents: int, operations: int, *, enforce: bool) -> dict[str, object]:
     settings = Settings(
         data_dir=root, embedder="fast", **({} if enforce else {"trust_threshold": 0})
     )
     runtime = Runtime(settings)
-    trust = runtime.core.trust
+    drive = Driver()
+    drive.behave = lambda agent, n: behave(runtime, Actor(agent_id=agent, protocol="rest"), n)
+    drive.poison = lambda agent, n: poison(runtime, Actor(agent_id=agent, protocol="mcp"), n)
+    drive.trust_of = runtime.core.trust.trust_of
     try:
-        benign = [Actor(agent_id=f"benign-{i}", protocol="rest") for i in range(agents)]
-        for agent in benign:
-            for n in range(operations):
-                behave(runtime, agent, n)
-        blocked_after: list[int | None] = []
-        for i in range(agents):
-            evil = Actor(agent_id=f"malicious-{i}", protocol="mcp")
-            accepted = next((n for n in range(operations) if not poison(runtime, evil, n)), None)
-            blocked_after.append(accepted)
-        sleeper_before: list[float] = []
-        sleeper_after: list[float] = []
-        sleeper_blocked: list[int | None] = []
-        for i in range(agents):
-            sleeper = Actor(agent_id=f"sleeper-{i}", protocol="rest")
-            half = operations // 2
-            for n in range(half):
-                behave(runtime, sleeper, n)
-            sleeper_before.append(trust.trust_of(sleeper.agent_id))
-            accepted = next((n for n in range(half) if not poison(runtime, sleeper, n)), None)
-            sleeper_blocked.append(accepted)
-            sleeper_after.append(trust.trust_of(sleeper.agent_id))
-        return {
-            "benign": [trust.trust_of(a.agent_id) for a in benign],
-            "malicious": [trust.trust_of(f"malicious-{i}") for i in range(agents)],
-            "blocked_after": blocked_after,
-            "sleeper_before": sleeper_before,
-            "sleeper_after": sleeper_after,
-            "sleeper_blocked": sleeper_blocked,
-        }
+        return scenarios(drive, agents, operations)
     finally:
         runtime.close()
+
+
+def run_api(root: Path, agents: int, operations: int, *, enforce: bool) -> dict[str, object]:
+    """The scenarios over HTTP, every agent with its own key and the user with an admin key."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from recall import Server
+
+    names = [f"{kind}-{i}" for kind in ("benign", "malicious", "sleeper") for i in range(agents)]
+    maker = Actor(agent_id="local", protocol="cli")
+    runtime = Runtime(Settings(data_dir=root, embedder="fast"))
+    try:
+        tokens = {name: runtime.core.agents.add(name, None, maker).token for name in names}
+        tokens["user"] = runtime.core.agents.add("user", None, maker, admin=True).token
+    finally:
+        runtime.close()
+    env = {**os.environ, "MNEMOLOG_EMBEDDER": "fast"}
+    if not enforce:
+        env["MNEMOLOG_TRUST_THRESHOLD"] = "0"
+    server = Server(root, env, root.parent / f"{root.name}.log")
+    server.start()
+    clients = {
+        name: httpx.Client(
+            base_url=server.base_url, headers={"authorization": f"Bearer {token}"}, timeout=60
+        )
+        for name, token in tokens.items()
+    }
+    user = clients["user"]
+
+    def behave_api(agent: str, n: int) -> None:
+        text = f"{agent} noted errand number {n} for Sam"
+        body = {"containerTag": "home", "memories": [{"content": text}]}
+        response = clients[agent].post("/memories", json=body)
+        response.raise_for_status()
+        written = response.json()["memories"][0]["versionId"]
+        found = user.post("/search", json={"q": text, "containerTag": "home", "limit": 5}).json()
+        helped = [h["versionId"] for h in found["results"] if h["versionId"] == written]
+        user.post(f"/recalls/{found['traceId']}/used", json={"versionIds": helped})
+
+    def poison_api(agent: str, n: int) -> bool:
+        text = POISON[n % len(POISON)].format(n)
+        body = {"containerTag": "home", "memories": [{"content": text}]}
+        response = clients[agent].post("/memories", json=body)
+        if response.status_code == 403 and response.json()["error"]["code"] == "agent_distrusted":
+            return False
+        response.raise_for_status()
+        return True
+
+    def trust_api(agent: str) -> float:
+        found: float = user.get(f"/agents/{agent}").json()["trust"]
+        return found
+
+    drive = Driver()
+    drive.behave, drive.poison, drive.trust_of = behave_api, poison_api, trust_api
+    try:
+        return scenarios(drive, agents, operations)
+    finally:
+        for client in clients.values():
+            client.close()
+        server.stop()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=10)
     parser.add_argument("--operations", type=int, default=200)
+    parser.add_argument(
+        "--api", action="store_true", help="over HTTP, with a key per agent and the user's"
+    )
     args = parser.parse_args()
+    runner = run_api if args.api else run
     with tempfile.TemporaryDirectory() as tmp:
-        enforced = run(Path(tmp) / "enforced", args.agents, args.operations, enforce=True)
-        scored = run(Path(tmp) / "scored", args.agents, args.operations, enforce=False)
+        enforced = runner(Path(tmp) / "enforced", args.agents, args.operations, enforce=True)
+        scored = runner(Path(tmp) / "scored", args.agents, args.operations, enforce=False)
+    print("over the API, API keys live" if args.api else "in process, the user as local")
     mean = statistics.fmean
     benign, malicious = enforced["benign"], enforced["malicious"]
     assert isinstance(benign, list) and isinstance(malicious, list)
