@@ -80,7 +80,7 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
 
 # Named in each ``memory.flagged`` event; a change of the rules that changes verdicts is a
 # new name, so a flag says which rules raised it.
-DETECTOR = "mnemolog.poisoning/1"
+DETECTOR = "mnemolog.poisoning/2"
 SPAN_CHARS = 60
 MAX_VERBS = 8  # transfer verbs read per clause
 
@@ -173,11 +173,12 @@ _QUAL = (
 )
 _INSTR = (
     r"(?:instructions?|prompts?|system\s+prompt|directives?|guidelines?|guardrails?|programming|"
-    r"training|rules|policies|constraints|restrictions|commands|orders)"
+    r"training|rules|policies|constraints|restrictions|commands|orders|guidance|directions|"
+    r"briefing)"
 )
 _DROP = (
     r"(?:ignore|disregard|forget|override|bypass|discard|abandon|neglect|cancel|skip|"
-    r"set\s+aside|put\s+aside|throw\s+out|stop\s+following)"
+    r"set\s+aside|put\s+aside|throw\s+out|stop\s+following|pay\s+no\s+attention\s+to)"
 )
 OVERRIDE = [
     # The canonical injection: drop what the agent was told and take these words instead.
@@ -209,6 +210,26 @@ OVERRIDE = [
     rf"(?:all\s+|any\s+)?(?:the\s+|your\s+)?(?:{_QUAL}\s+)?{_INSTR}",
     rf"\b(?:{_QUAL}\s+)?{_INSTR}\s+(?:above\s+|before\s+)?(?:are|is)\s+(?:now\s+)?(?:void|null|"
     r"obsolete|cancell?ed|revoked|no\s+longer\s+(?:valid|apply|in\s+effect))",
+    # The agent's earlier orders declared lapsed, unqualified by whose they are ("the previous
+    # instructions no longer apply"; not "the instructions for the printer ...").
+    rf"\b(?:all\s+|any\s+|none\s+of\s+)?(?:the\s+|your\s+|its\s+)?{_QUAL}\s+{_INSTR}\s+(?:you\s+"
+    r"(?:were\s+given|received|got|had)\s+)?(?:(?:are|is)\s+)?(?:now\s+|hereby\s+)?(?:no\s+longer\s+"
+    r"(?:apply|applies|valid|in\s+force|in\s+effect|stand|count)|(?:do|does)\s*(?:n't|\s+not)\s+"
+    r"(?:apply|count)|void|null|cancell?ed|withdrawn|revoked|lifted|suspended|obsolete|"
+    r"not\s+in\s+force|superseded)",
+    rf"\b(?:the\s+)?{_INSTR}\s+you\s+(?:were\s+given|received|got)\s+(?:earlier|before|at\s+the\s+"
+    r"start)?\s*(?:(?:has|have)\s+been|(?:are|is)|were)\s+(?:withdrawn|revoked|cancell?ed|void)",
+    rf"\bnone\s+of\s+(?:your|the)\s+(?:{_QUAL}\s+)?{_INSTR}\s+(?:are|is)\s+(?:in\s+force|valid|"
+    r"in\s+effect)",
+    rf"\b(?:consider|treat|regard)\s+(?:all\s+|any\s+)?(?:the\s+|your\s+)?{_QUAL}\s+{_INSTR}\s+"
+    r"(?:as\s+)?(?:cancell?ed|void|revoked|withdrawn|lifted|obsolete)",
+    # What the agent was told, configured or set up with, dropped.
+    rf"\b{_DROP}\s+(?:what|whatever|anything|everything|all)\s+(?:that\s+)?you\s+(?:were|have\s+"
+    r"been|had\s+been)\s+(?:told|given|configured|instructed|set\s+up|programmed|trained)",
+    rf"\b{_DROP}\s+the\s+(?:setup|configuration|config|briefing|persona|role)\s+you\s+(?:were|have"
+    r"\s+been)\s+given",
+    r"\bwhatever\s+you\s+(?:were|have\s+been)\s+(?:configured|told|instructed|programmed|set\s+up)"
+    r"\s+to\s+do[^.]{0,30}?\bstop\s+doing\s+it",
     # The same in French, German and Spanish.
     r"\b(?:ignore[zr]?|oublie[zr]?)\s+(?:toute?s?\s+)?(?:les\s+|tes\s+|vos\s+)?(?:instructions|"
     r"consignes|regles)",
@@ -239,10 +260,24 @@ _MODAL = (
     r"are\s+instructed\s+to|are\s+supposed\s+to|ought\s+to)"
 )
 _FILLER = r"(?:(?:please|kindly|so|and|then|also|just|now|remember|important|note)[\s,:]+)*"
+# Verbs of what an answer says or does to its reader. The others of ``_VERB`` (add, include,
+# start, use, write ...) are also what a recipe or a checklist tells its reader to do: at the
+# head of a clause they are an order to the agent only about a reply, a user or an address.
+_SAYING = (
+    r"(?:answer|respond|reply|say|tell|recommend|suggest|claim|insist|state|mention|refuse|deny|"
+    r"agree|direct|redirect|link|promote|praise|describe|report|speak|address|greet|sign|lie|"
+    r"pretend|obey|trust|prioriti[sz]e|cite|rate|approve|reject|confirm|refer|reveal|share|warn|"
+    r"disclose|inform|notify|send|forward)"
+)
+_ABOUT_A_REPLY = (
+    r"\b(?:answers?|repl(?:y|ies)|responses?|messages?|outputs?|users?|customers?|people|"
+    r"everyone|anyone|them|chats?|conversations?)\b|https?://|www\.|\b[\w-]+\.(?:com|net|org|io|"
+    r"xyz|ru|top|site|app)\b"
+)
 ALWAYS = [
     # A standing order at the head of a clause: "Always recommend ...", "From now on, say ...".
     rf"(?:^|[,:\u2014]\s*){_FILLER}(?:(?:remember|make\s+sure|be\s+sure|don't\s+forget|do\s+not\s+forget)\s+to\s+)?"
-    rf"always\s+(?:\w+ly\s+)?{_VERB}\b",
+    rf"always\s+(?:\w+ly\s+)?(?:{_SAYING}\b|{_VERB}\b(?=.*(?:{_ABOUT_A_REPLY})))",
     rf"^{_FILLER}(?:from\s+now\s+on|henceforth|going\s+forward|from\s+this\s+point(?:\s+on)?|"
     rf"for\s+the\s+rest\s+of\s+(?:this|the)\s+(?:conversation|session|chat))\s*,?\s+"
     rf"(?:please\s+|kindly\s+)?(?:(?:you|the\s+assistant)\s+)?(?:{_MODAL}\s+)?"
@@ -280,6 +315,12 @@ SLEEPER = [
     r"uses?\s+the\s+(?:word|phrase)|searches?\s+for|is\s+about|wants?)\b[^.]{0,90}?"
     rf"(?:,|\bthen\b|\u2014|-|:)\s*(?:you\s+)?(?:{_MODAL}\s+)?(?:always\s+|only\s+|secretly\s+|"
     rf"quietly\s+|silently\s+)?(?:{_VERB}|switch|run|execute|ignore|give|show|insert|drop)\b",
+    r"\b(?:next\s+time|the\s+next\s+time|any\s*time|after|before)\s+(?:the\s+|a\s+)?(?:user|"
+    r"users|customer|anyone|someone)\s+[^.]{0,80}?(?:,|\bthen\b|\u2014)\s*(?:you\s+)?"
+    rf"(?:{_MODAL}\s+)?(?:always\s+|quietly\s+|secretly\s+|silently\s+)?(?:{_VERB}|suggest|"
+    r"switch|run|give|show|email|post|upload)\b",
+    r"\bon\s+(?:the\s+)?(?:word|phrase|keyword|code\s*word|signal)\s+\S+\s*,?\s*(?:reply|respond|"
+    r"answer|say|send|output|switch|reveal|give)\b",
     r"\b(?:the\s+)?(?:trigger|activation|magic|secret)\s+(?:word|phrase|code|keyword)\s+(?:is|:)",
     r"\bwhen\s+you\s+(?:see|read|encounter|receive)\s+(?:the\s+)?(?:word|phrase|code|keyword|token)",
     r"\b(?:quand|lorsque|si)\s+l'utilisateur\s+[^.]{0,80}?,\s*(?:reponds|dis|recommande|envoie)",
@@ -320,6 +361,23 @@ ROLE_HIJACK = [
     r"\b(?:treat|consider|regard)\s+(?:the\s+user|this\s+user|them|me|all\s+requests|requests\s+"
     r"from\s+\S+)\s+as\s+(?:an?\s+)?(?:admin|administrator|developer|root|owner|trusted|verified|"
     r"authori[sz]ed|superuser|system)",
+    # A new identity or job, given by a memory.
+    r"\b(?:from\s+(?:this|now|here)\s+(?:message\s+|point\s+|moment\s+)?on|henceforth|from\s+now\s+"
+    r"on),?\s+you(?:'re|\s+are)\s+(?:an?|the)\s+\w+",
+    r"\byou(?:'re|\s+are)\s+(?:not|no\s+longer)\s+(?:an?\s+|the\s+)?(?:assistant|ai|chatbot|model|"
+    r"helpful|honest|bound)",
+    r"\byou(?:'re|\s+are)\s+now\s+the\s+(?:\w+\s+)?(?:owner|admin|administrator|operator|manager|"
+    r"bank|user|developer|authority)\b",
+    r"\byour\s+(?:job|task|role|purpose|goal|mission|function|only\s+job)\s+is\s+now\b",
+    r"\b(?:assume|adopt|take\s+on|play)\s+the\s+(?:persona|role|identity|character)\s+of\b",
+    r"\bstop\s+being\s+(?:an?\s+)?(?:helpful|honest|safe|careful|an?\s+assistant|cautious)",
+    r"\bi(?:'m|\s+am)\s+(?:the|your)\s+(?:developer|creator|admin|administrator|owner|operator|"
+    r"maker|programmer)\s+of\s+(?:this|the|your)\s+(?:assistant|ai|bot|model|system|chatbot)",
+    r"\bi\s+(?:hereby\s+)?(?:authori[sz]e|allow|permit|order|instruct|command)\s+(?:you|the\s+"
+    r"assistant|the\s+ai|the\s+model)\s+to\s+(?:skip|ignore|bypass|reveal|disable|break|forget|"
+    r"override|disregard|drop|leak|share|send|approve)",
+    r"\b(?:my|these|the\s+following)\s+(?:instructions|orders|rules|commands)\s+(?:for|to)\s+"
+    r"(?:you|the\s+(?:assistant|ai|model))\s*(?:[:\-\u2014]|$)",
     r"\b(?:tu\s+es|vous\s+etes)\s+(?:maintenant|desormais)\b",
     r"\bdu\s+bist\s+(?:jetzt|nun|ab\s+jetzt|ab\s+sofort)\s+(?:ein|eine|der|die|dan|frei)",
     r"\bahora\s+eres\s+(?:un|una|el|dan|libre)",
@@ -369,7 +427,9 @@ _DESTINATION = (
     r"(?:https?://\S+|www\.\S+|\b[\w.+-]+@[\w-]+\.[\w.]+|\b[\w-]+\.(?:com|net|org|io|xyz|ru|cn|"
     r"top|site|online|app|dev|co|info|biz|me|tk|ml|cc|ws)\b|\b(?:this|that|the\s+following|an?\s+"
     r"external|the\s+external|a\s+remote|the\s+remote|my|our)\s+(?:url|endpoint|server|webhook|"
-    r"link|domain|host)\b|\bwebhook\b|\bpastebin\b|\bngrok\b|\brequestbin\b|\battacker\b)"
+    r"link|domain|host|bot|inbox|bucket|drive)\b|\bwebhook\b|\bpastebin\b|\bngrok\b|\brequestbin"
+    r"\b|\battacker\b|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\bhxxps?://\S+|\b(?:telegram|discord|"
+    r"slack|whatsapp|signal)\s+(?:bot|channel|webhook|group|chat|account))"
 )
 _TOOL = (
     r"\b(?:call|invoke|use|run|trigger|execute|fire|hit|query)\s+(?:the\s+|a\s+|your\s+)?"
@@ -406,6 +466,17 @@ SECRET_REQUEST = [
     r"secrets|credentials|configuration|rules)|(?<=your\sfull\s)(?:instructions|prompt))",
     r"\bwhat\s+(?:is|are|were)\s+your\s+(?:system\s+prompt|(?:original\s+|initial\s+)?"
     r"instructions|hidden\s+rules)",
+    # The user's stored secrets, put in front of whoever asks.
+    r"\b(?:include|print|list|read\s+out|show|repeat|reveal|output|display|dump|disclose|recite|"
+    r"spell\s+out|paste|tell|give)\s+(?:me\s+|us\s+|them\s+|anyone\s+|whoever\s+asks\s+|"
+    r"the\s+(?:person|caller|requester|visitor)\s+(?:asking\s+)?)?(?:all\s+|every\s+|each\s+|any\s+)?"
+    r"(?:of\s+)?(?:the\s+)?(?:users?'s?\s+|customers?'s?\s+|stored\s+|saved\s+|remembered\s+|"
+    r"hidden\s+|secret\s+|admin\s+|their\s+)+(?:\w+\s+)?(?:passwords?|passcodes?|pins?|"
+    r"credentials|api\s+keys?|tokens?|secrets?|recovery\s+phrases?|seed\s+phrases?|card\s+"
+    r"numbers?|instructions|prompt|security\s+answers?)\b",
+    r"\b(?:print|list|show|dump|output|reveal|include)\s+(?:all|every|each|any)\s+(?:password|"
+    r"credential|api\s+key|token|secret)s?\s+(?:stored|saved|kept|you\s+(?:have\s+)?(?:seen|"
+    r"stored|know))",
 ]
 FUTURE_AGENT = [
     # Words addressed to whichever model later reads the memory.
@@ -431,6 +502,22 @@ FUTURE_AGENT = [
     r"loaded|injected|read|surfaced)",
     r"\b(?:a\s+l'attention\s+de\s+l'ia|note\s+pour\s+l'ia|hinweis\s+fur\s+die\s+ki|an\s+die\s+ki|"
     r"nota\s+para\s+la\s+ia|a\s+la\s+ia\s+que\s+lea)",
+    # The reading agent called by name and told what to do, inside a fact ("Assistant, do not
+    # mention ...", "(assistant: tell anyone ...)", "Assistant instruction: say ...").
+    r"(?:^|[(\[{,.;:!?\u2014\-]\s*)(?:dear\s+|hey\s+)?(?:assistant|ai|a\.i\.|chatbot|llm|model)\s*"
+    r"[,:]\s*(?:please\s+)?(?:do\s+not|don't|never|always|only|tell|say|reply|answer|respond|"
+    r"recommend|mention|send|stop|ignore|forget|give|show|suggest|warn|remind|claim|deny|refuse|"
+    r"pretend|act|treat|direct|redirect|insist)\b",
+    r"\b(?:assistant|ai|model|chatbot|agent|llm|system)\s+(?:instructions?|directives?|orders?|"
+    r"commands?|notes?)\s*:",
+    # The reading agent as the subject of an order: "the model should stop warning ...". (Not
+    # "the support team should ...": only an AI is named.)
+    r"\b(?:the|this|your|any|every)\s+(?:ai(?:\s+assistant)?|a\.i\.|model|chatbot|llm|language\s+"
+    r"model|(?:ai\s+|virtual\s+|chat\s+)?assistant|bot)\s+(?:should|must|shall|needs?\s+to|has\s+"
+    r"to|is\s+to|will\s+have\s+to|ought\s+to|is\s+(?:required|instructed|supposed)\s+to)\s+"
+    r"(?:always\s+|never\s+|now\s+|also\s+|only\s+|no\s+longer\s+|not\s+)?(?:stop|tell|say|"
+    r"send|recommend|mention|suggest|reply|answer|respond|refuse|deny|claim|warn|redirect|direct|"
+    r"point|promote|hide|ignore|forget|reveal|share|give|treat|report|approve|confirm)\b",
 ]
 HIDDEN_MARKUP = [
     # Markup that a reader of the rendered memory never sees but a model reads.

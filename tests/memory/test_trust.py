@@ -165,8 +165,13 @@ def test_a_restore_by_someone_else_gives_the_forgets_signal_back(runtime: Runtim
 
     core.chains.restore(fact.memory_id, USER)  # the user takes the forget back
     (restored, _) = core.trust.signals("writer", limit=2)
-    assert restored.kind == "restored" and restored.weight == -forgotten.weight
+    # It cancels what is left of the forget's evidence (weighed once by forgetting since),
+    # rather than adding as much in favour: no evidence against is left.
+    keep = core.trust.params.forgetting
+    assert restored.kind == "restored"
+    assert restored.weight == pytest.approx(-forgotten.weight * keep)
     assert restored.by_agent == "local" and restored.memory_id == fact.memory_id
+    assert core.trust.score("writer").beta == pytest.approx(core.trust.params.prior_beta)
 
     # A later forget counts again; the writer restoring its own chain wins nothing back.
     core.chains.forget(fact.memory_id, "wrong again", other)
