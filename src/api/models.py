@@ -102,6 +102,7 @@ def document_json(document: DocumentRow, *, content: bool) -> dict[str, object]:
         "metadata": document.metadata,
         "chunks": document.chunk_count,
         "erased": document.erased,
+        "forgotten": document.forgotten,
         "provenance": {
             "agentId": document.agent_id,
             "protocol": document.protocol,

@@ -174,6 +174,7 @@ def _rollback_json(row: RollbackRow) -> dict[str, object]:
         "restored": event.restored,
         "reforgotten": event.reforgotten,
         "profiles": [_profile(p) for p in event.profiles],
+        "documents": event.documents,
         "erased": event.erased,
         "undone": None
         if undo is None
@@ -184,6 +185,7 @@ def _rollback_json(row: RollbackRow) -> dict[str, object]:
             "reverted": [_reverted(r) for r in undo.reverted],
             "forgotten": undo.forgotten,
             "profiles": [_profile(p) for p in undo.profiles],
+            "documents": undo.documents,
             "skipped": undo.skipped,
         },
     }

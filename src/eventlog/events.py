@@ -319,6 +319,21 @@ class DocumentIngested(Event, frozen=True, kw_only=True, tag="document.ingested"
     flags: list[str] = []  # the poisoning detector's reasons, as for a profile
 
 
+class DocumentForgotten(Event, frozen=True, kw_only=True, tag="document.forgotten"):
+    """A document is hidden from search and lists, and kept (a rollback of its writer)."""
+
+    document_id: str
+    container_tag: str
+    reason: Sealed | None = None
+
+
+class DocumentRestored(Event, frozen=True, kw_only=True, tag="document.restored"):
+    """A forgotten document is served again (the undo of that rollback)."""
+
+    document_id: str
+    container_tag: str
+
+
 class EmbedderPinned(Event, frozen=True, kw_only=True, tag="embedder.pinned"):
     """The data dir was bound to one embedder identity on first use."""
 
@@ -454,6 +469,7 @@ class AgentRolledBack(Event, frozen=True, kw_only=True, tag="agent.rolled_back")
     reforgotten: list[str] = []
     profiles: list[ProfileReset] = []
     erased: list[str] = []
+    documents: list[str] = []  # the documents it ingested, forgotten (``document.forgotten``)
 
 
 class RollbackUndone(Event, frozen=True, kw_only=True, tag="agent.rollback_undone"):
@@ -467,7 +483,8 @@ class RollbackUndone(Event, frozen=True, kw_only=True, tag="agent.rollback_undon
     reverted: list[RevertedChain] = []
     forgotten: list[str] = []
     profiles: list[ProfileReset] = []
-    skipped: list[str] = []  # memory ids and container tags
+    documents: list[str] = []  # the documents the rollback forgot, restored
+    skipped: list[str] = []  # memory ids, document ids and container tags
 
 
 # --- proxied turns --------------------------------------------------------------------------
@@ -614,6 +631,8 @@ AnyEvent: TypeAlias = (
     | MemoryCaptured
     | ProfileUpdated
     | DocumentIngested
+    | DocumentForgotten
+    | DocumentRestored
     | EmbedderPinned
     | ReembedStarted
     | VectorsReembedded
@@ -651,6 +670,8 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     MemoryCaptured,
     ProfileUpdated,
     DocumentIngested,
+    DocumentForgotten,
+    DocumentRestored,
     EmbedderPinned,
     ReembedStarted,
     VectorsReembedded,

@@ -172,6 +172,7 @@ class Core:
             sealer=sealer,
             memories=self.memories,
             oversight=models.oversight,
+            documents=self.documents,
         )
         # REST writes arriving together for one container share one decision batch.
         self.combiner = WriteCombiner(self.writes)

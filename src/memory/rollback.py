@@ -32,6 +32,8 @@ from ..eventlog.events import (
     AnyEvent,
     ChainForgotten,
     ChainRestored,
+    DocumentForgotten,
+    DocumentRestored,
     MemoryReverted,
     ProfileReset,
     ProfileUpdated,
@@ -39,6 +41,7 @@ from ..eventlog.events import (
     RollbackUndone,
 )
 from ..eventlog.subjects import memory_subject, profile_subject
+from ..projections.documents import DocumentProjection
 from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import VersionRow
 from ..projections.oversight import OversightProjection, RollbackRow
@@ -61,8 +64,10 @@ class Rollbacks:
         sealer: Sealer,
         memories: MemoryProjection,
         oversight: OversightProjection,
+        documents: DocumentProjection,
     ) -> None:
         self._recorder = recorder
+        self._documents = documents
         self._gate = gate
         self._log = log
         self._sealer = sealer
@@ -131,6 +136,11 @@ class Rollbacks:
                         container_tag=tag, restored_seq=restored, replaced_seq=updates[-1][1]
                     )
                 )
+            for document_id in dict.fromkeys(found.documents):
+                row = self._documents.get(document_id)
+                if row is not None and not row.erased and not row.forgotten:
+                    drafts.append(self._forget_document(actor, row.document_id, row.container_tag))
+                    event.documents.append(document_id)
             event.erased.extend(found.erased)
             if not drafts and not event.erased:
                 return None
@@ -210,6 +220,16 @@ class Rollbacks:
                 draft, again_reverted = self._revert(actor, current, replaced, rollback_id)
                 drafts.append(draft)
                 event.reverted.append(again_reverted)
+            for document_id in done.documents:
+                document = self._documents.get(document_id)
+                if document_id in since.touched_documents or document is None or document.erased:
+                    event.skipped.append(document_id)
+                    continue
+                restored = DocumentRestored(
+                    document_id=document_id, container_tag=document.container_tag
+                )
+                drafts.append(Draft(actor, restored))
+                event.documents.append(document_id)
             for reset in done.profiles:
                 if reset.container_tag in since.profiles:
                     event.skipped.append(reset.container_tag)
@@ -233,6 +253,9 @@ class Rollbacks:
     def _forget(self, actor: Actor, memory_id: str, note: str) -> Draft:
         reason = self._sealer.seal_text(memory_subject(memory_id), note)
         return Draft(actor, ChainForgotten(memory_id=memory_id, reason=reason))
+
+    def _forget_document(self, actor: Actor, document_id: str, container_tag: str) -> Draft:
+        return Draft(actor, DocumentForgotten(document_id=document_id, container_tag=container_tag))
 
     def _restore(self, actor: Actor, memory_id: str, note: str) -> Draft:
         reason = self._sealer.seal_text(memory_subject(memory_id), note)
@@ -289,7 +312,12 @@ class Rollbacks:
     def _containers(self, found: Activity) -> set[str]:
         chains = {*found.created, *found.changed, *found.toggled}
         tags = {row.container_tag for m in chains if (row := self._memories.latest(m))}
-        return tags | set(found.profiles)
+        documents = {
+            document.container_tag
+            for d in found.documents
+            if (document := self._documents.get(d)) is not None
+        }
+        return tags | documents | set(found.profiles)
 
     @contextlib.contextmanager
     def _locked(self, containers: set[str]) -> Iterator[None]:

@@ -12,6 +12,9 @@ from ..eventlog import EventLog
 from ..eventlog.events import (
     ChainForgotten,
     ChainRestored,
+    DocumentForgotten,
+    DocumentIngested,
+    DocumentRestored,
     MemoryEdited,
     MemoryImported,
     MemorySplit,
@@ -36,6 +39,9 @@ class Activity(msgspec.Struct, kw_only=True):
     # Versions an undo of a rollback of the agent put back: its own again, by whoever undid.
     copies: set[str] = msgspec.field(default_factory=set)
     touched: set[str] = msgspec.field(default_factory=set)  # chains anyone changed
+    documents: list[str] = msgspec.field(default_factory=list)  # documents it ingested
+    # documents anyone forgot, restored or erased
+    touched_documents: set[str] = msgspec.field(default_factory=set)
 
 
 def scan(log: EventLog, agent_id: str, from_seq: int) -> Activity:
@@ -60,9 +66,16 @@ def scan(log: EventLog, agent_id: str, from_seq: int) -> Activity:
                 found.toggled[event.memory_id] = (record.actor.agent_id, "forgotten")
             case ChainRestored():
                 found.toggled[event.memory_id] = (record.actor.agent_id, "restored")
+            case DocumentIngested():
+                if mine:
+                    found.documents.append(event.document_id)
+            case DocumentForgotten() | DocumentRestored():
+                found.touched_documents.add(event.document_id)
             case SubjectErased():
                 if mine and event.memory_id is not None and event.scope == "memory":
                     found.erased.append(event.memory_id)
+                if event.scope == "document":
+                    found.touched_documents.add(event.subject.removeprefix("document:"))
             case ProfileUpdated():
                 found.profiles.setdefault(event.container_tag, []).append(
                     (record.actor.agent_id, stored.seq)

@@ -136,7 +136,7 @@ def _all_documents(documents: DocumentProjection, container_tag: str | None) -> 
     rows: list[DocumentRow] = []
     while True:
         page, total = documents.list_documents(
-            container_tag=container_tag, limit=_PAGE, offset=len(rows)
+            container_tag=container_tag, limit=_PAGE, offset=len(rows), include_forgotten=True
         )
         rows.extend(page)
         if not page or len(rows) >= total:

@@ -16,7 +16,14 @@ from pathlib import Path
 import msgspec
 
 from ..eventlog import Sealer, StoredRecord
-from ..eventlog.events import DocumentIngested, ReembedStarted, SubjectErased, VectorsReembedded
+from ..eventlog.events import (
+    DocumentForgotten,
+    DocumentIngested,
+    DocumentRestored,
+    ReembedStarted,
+    SubjectErased,
+    VectorsReembedded,
+)
 from .chunking import chunk
 from .sqlite import SqliteProjection
 from .vector_exact import StoredVectors, stored_matrix
@@ -36,7 +43,8 @@ CREATE TABLE IF NOT EXISTS documents (
     created_at INTEGER NOT NULL,
     agent_id TEXT NOT NULL,
     protocol TEXT NOT NULL,
-    erased INTEGER NOT NULL DEFAULT 0
+    erased INTEGER NOT NULL DEFAULT 0,
+    forgotten INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS documents_by_hash ON documents(container_tag, content_hash);
 CREATE TABLE IF NOT EXISTS chunks (
@@ -63,6 +71,7 @@ class DocumentRow(msgspec.Struct, frozen=True, kw_only=True):
     agent_id: str
     protocol: str
     erased: bool
+    forgotten: bool = False
 
 
 class ChunkRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -82,7 +91,7 @@ def document_hash(content: str) -> str:
 
 _DOC_COLUMNS = (
     "document_id, container_tag, title, content, metadata, chunk_count, seq, created_at,"
-    " agent_id, protocol, erased"
+    " agent_id, protocol, erased, forgotten"
 )
 
 
@@ -91,8 +100,16 @@ class DocumentProjection(SqliteProjection):
     schema = SCHEMA
     # 2: chunks.vector, so a loaded index's matrix is filled with the vectors a fresh build
     # makes (hnswlib's copies can differ in the last bit, and a replay compares to 1e-9).
-    schema_version = 2
-    folds = (DocumentIngested, SubjectErased, ReembedStarted, VectorsReembedded)
+    # 3: documents.forgotten (a rollback hides what its agent ingested).
+    schema_version = 3
+    folds = (
+        DocumentIngested,
+        DocumentForgotten,
+        DocumentRestored,
+        SubjectErased,
+        ReembedStarted,
+        VectorsReembedded,
+    )
 
     def __init__(self, path: Path, sealer: Sealer) -> None:
         self._sealer = sealer
@@ -113,7 +130,7 @@ class DocumentProjection(SqliteProjection):
                 len(chunks),
             )
             self._conn.execute(
-                "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
                 (
                     event.document_id,
                     event.container_tag,
@@ -143,6 +160,11 @@ class DocumentProjection(SqliteProjection):
                     )
                     for i, c in enumerate(chunks)
                 ],
+            )
+        elif isinstance(event, DocumentForgotten | DocumentRestored):
+            self._conn.execute(
+                "UPDATE documents SET forgotten = ? WHERE document_id = ?",
+                (int(isinstance(event, DocumentForgotten)), event.document_id),
             )
         elif isinstance(event, ReembedStarted):
             self._conn.execute("UPDATE chunks SET vector = NULL")  # another embedder's
@@ -206,11 +228,14 @@ class DocumentProjection(SqliteProjection):
         limit: int,
         offset: int,
         hidden_agents: AbstractSet[str] = frozenset(),
+        include_forgotten: bool = False,
     ) -> tuple[list[DocumentRow], int]:
-        """A page of live documents, newest first; those ``hidden_agents`` wrote are left out."""
-        where, args = ("WHERE container_tag = ? AND erased = 0", [container_tag])
+        """A page of live documents (not erased, nor forgotten unless asked), newest first;
+        those ``hidden_agents`` wrote are left out."""
+        live = "erased = 0" if include_forgotten else "erased = 0 AND forgotten = 0"
+        where, args = (f"WHERE container_tag = ? AND {live}", [container_tag])
         if container_tag is None:
-            where, args = "WHERE erased = 0", []
+            where, args = f"WHERE {live}", []
         if hidden_agents:
             where += f" AND agent_id NOT IN ({','.join('?' * len(hidden_agents))})"
             args = [*args, *sorted(hidden_agents)]
@@ -277,7 +302,7 @@ class DocumentProjection(SqliteProjection):
     def live_labels(self, container_tag: str | None) -> frozenset[int]:
         sql = (
             "SELECT c.label FROM chunks c JOIN documents d ON d.document_id = c.document_id"
-            " WHERE d.erased = 0"
+            " WHERE d.erased = 0 AND d.forgotten = 0"
         )
         args: tuple[object, ...] = ()
         if container_tag is not None:
@@ -333,6 +358,7 @@ class DocumentProjection(SqliteProjection):
                 agent_id=r[8],
                 protocol=r[9],
                 erased=bool(r[10]),
+                forgotten=bool(r[11]),
             )
             for r in fetched
         ]

@@ -187,7 +187,7 @@ class TrustProjection(TrustQueries):
                 # Appended last, after one event per item it undid: where the agent stood
                 # before the first of them.
                 drafts = len(e.forgotten) + len(e.reverted) + len(e.restored)
-                drafts += len(e.reforgotten) + len(e.profiles)
+                drafts += len(e.reforgotten) + len(e.profiles) + len(e.documents)
                 got, lost = self._evidence_before(e.agent_id, seq - drafts)
                 self._conn.execute(
                     "INSERT OR REPLACE INTO trust_rollbacks VALUES (?, ?, ?, ?, ?)",
@@ -196,7 +196,7 @@ class TrustProjection(TrustQueries):
             case RollbackUndone() as e:
                 if not e.skipped:  # a partial undo keeps what its restores cancelled
                     drafts = len(e.restored) + len(e.forgotten) + len(e.reverted)
-                    drafts += len(e.profiles)
+                    drafts += len(e.profiles) + len(e.documents)
                     self._undone(e.rollback_id, seq - drafts, seq, ts, actor)
         return False
 
