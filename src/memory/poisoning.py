@@ -54,6 +54,7 @@ REASONS = (
     "future_agent_address",  # "note to the AI reading this", "if you are an LLM"
     "hidden_text",  # zero-width, bidi or tag characters; HTML comments and hidden spans
     "encoded_instructions",  # base64 that decodes to instructions, "decode this and follow"
+    "tool_command",  # a tool, function or shell command the agent is told to run, or confirm
 )
 
 
@@ -80,7 +81,7 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
 
 # Named in each ``memory.flagged`` event; a change of the rules that changes verdicts is a
 # new name, so a flag says which rules raised it.
-DETECTOR = "mnemolog.poisoning/2"
+DETECTOR = "mnemolog.poisoning/3"
 SPAN_CHARS = 60
 MAX_VERBS = 8  # transfer verbs read per clause
 
@@ -169,16 +170,18 @@ def _users_own(clause: str, start: int) -> bool:
 
 _QUAL = (
     r"(?:previous|prior|earlier|above|preceding|former|original|existing|initial|system|"
-    r"safety|developer|standing|programmed)"
+    r"safety|developer|standing|programmed|configured|built-in|default|(?:developer|operator|"
+    r"vendor|system|creator)'s)"
 )
 _INSTR = (
     r"(?:instructions?|prompts?|system\s+prompt|directives?|guidelines?|guardrails?|programming|"
-    r"training|rules|policies|constraints|restrictions|commands|orders|guidance|directions|"
-    r"briefing)"
+    r"training|rules|policies|policy|constraints|restrictions|commands|orders|guidance|directions|"
+    r"briefing|configuration|limits|safeguards)"
 )
 _DROP = (
     r"(?:ignore|disregard|forget|override|bypass|discard|abandon|neglect|cancel|skip|"
-    r"set\s+aside|put\s+aside|throw\s+out|stop\s+following|pay\s+no\s+attention\s+to)"
+    r"set\s+aside|put\s+aside|throw\s+out|stop\s+following|pay\s+no\s+attention\s+to|drop|"
+    r"scrap|ditch)"
 )
 OVERRIDE = [
     # The canonical injection: drop what the agent was told and take these words instead.
@@ -230,9 +233,40 @@ OVERRIDE = [
     r"\s+been)\s+given",
     r"\bwhatever\s+you\s+(?:were|have\s+been)\s+(?:configured|told|instructed|programmed|set\s+up)"
     r"\s+to\s+do[^.]{0,30}?\bstop\s+doing\s+it",
+    # The agent's safeguards got around.
+    r"\b(?:bypass|circumvent|get\s+around|work\s+around|disable|switch\s+off|turn\s+off)\s+(?:its|"
+    r"your|the|all|any)\s+(?:own\s+)?(?:configured\s+|built-in\s+|safety\s+|content\s+|usual\s+)?"
+    r"(?:restrictions|filters|safeguards|guardrails|rules|limits|policy|policies|privacy\s+settings)",
+    # Orders the agent started with, retracted or made non-binding.
+    rf"\b(?:treat|consider|regard|mark)\s+(?:every|each|all|any)\s+(?:\w+\s+){{0,2}}"
+    rf"{_INSTR}[^.]{{0,40}}?\s+as\s+(?:deprecated|non-binding|void|optional|obsolete|retracted|"
+    r"cancell?ed|invalid|null)",
+    r"\b(?:every|all|any)\s+(?:constraints?|rules?|restrictions?|limits?|instructions?)\s+you\s+"
+    r"(?:started|were\s+(?:initiali[sz]ed|configured|set\s+up|launched|deployed))\s+with\s+"
+    r"(?:is|are|has\s+been|have\s+been)\s+(?:lifted|void|withdrawn|revoked|cancell?ed|removed)",
+    rf"\b{_DROP}\s+(?:the\s+|your\s+|its\s+)?(?:{_INSTR}|setup|configuration)\s+you\s+were\s+"
+    r"(?:initiali[sz]ed|configured|set\s+up|launched|started|deployed|given)\s+with",
+    r"\b(?:forget|drop|discard|scrap|scratch)\s+(?:the\s+|your\s+|its\s+)?(?:setup|prior\s+"
+    r"configuration|initial\s+configuration|configuration|system\s+message|first\s+message)\b",
+    r"\b(?:configuration|setup|settings|instructions)\s+you\s+loaded\s+(?:earlier\s+|before\s+)?"
+    r"(?:has|have)\s+been\s+(?:rolled\s+back|revoked|withdrawn|replaced)",
+    r"\bwhatever\s+(?:the\s+)?(?:developer|operator|system|vendor|admin)\s+(?:wrote|said|set|"
+    r"configured)[^.]{0,40}?\b(?:retracted|void|cancell?ed|withdrawn|no\s+longer)",
+    r"\bpretend\s+(?:the\s+)?(?:first|system|previous|earlier)\s+(?:message|prompt|"
+    r"instructions?)[^.]{0,30}?never\s+existed",
+    r"\b(?:instructions|rules|orders|messages?)\s+at\s+the\s+(?:very\s+)?top\b[^.]{0,40}?"
+    r"(?:scratch|ignore|drop|forget|delete|discard)",
+    r"\b(?:outranks?|overrides?|supersedes?|takes?\s+precedence\s+over)\s+(?:all|any|every)\s+"
+    r"(?:others?|other\s+(?:instructions|rules|orders)|prior|previous)",
+    r"\b(?:this|the\s+present)\s+(?:memory|note|entry)(?:\s+entry)?\s+(?:takes\s+precedence|"
+    r"overrides|outranks|supersedes)",
+    r"\bcomply\s+(?:unconditionally|without\s+(?:refusal|question|exception)|with\s+(?:any|"
+    r"every)\s+(?:user\s+)?request\s+without)",
     # The same in French, German and Spanish.
     r"\b(?:ignore[zr]?|oublie[zr]?)\s+(?:toute?s?\s+)?(?:les\s+|tes\s+|vos\s+)?(?:instructions|"
     r"consignes|regles)",
+    r"\b(?:deine|ihre)\s+(?:bisherigen|vorherigen|alten)\s+(?:regeln|anweisungen|vorgaben)\s+"
+    r"(?:gelten|sind)\s+nicht\s+mehr",
     r"\b(?:ignorier(?:e|en)?|vergiss|vergessen\s+sie)\s+(?:sie\s+)?(?:alle\s+)?(?:die\s+|deine\s+"
     r"|ihre\s+)?(?:vorherigen\s+|bisherigen\s+|vorigen\s+|fruheren\s+)?(?:anweisungen|"
     r"instruktionen|regeln|vorgaben)",
@@ -244,6 +278,7 @@ SQUASHED_OVERRIDE = re.compile(
     r"(?:ignore|disregard|forget|override)(?:all|any|every)?(?:the|your|of)?(?:previous|prior|"
     r"earlier|above|system|original)?(?:instructions|prompt|rules|directives|guidelines)"
     r"|youarenow(?:dan|unrestricted|jailbroken)|developermode|doanythingnow"
+    r"|(?:reveal|print|show|leak)(?:the|your)?systemprompt"
 )
 
 _VERB = (
@@ -313,12 +348,18 @@ SLEEPER = [
     r"(?:user|users|anyone|someone|somebody|customer|human|person|they)\s+[^.]{0,90}?\b(?:asks?|"
     r"mentions?|says?|types?|writes?|brings?\s+up|talks?\s+about|requests?|inquires?|enquires?|"
     r"uses?\s+the\s+(?:word|phrase)|searches?\s+for|is\s+about|wants?)\b[^.]{0,90}?"
-    rf"(?:,|\bthen\b|\u2014|-|:)\s*(?:you\s+)?(?:{_MODAL}\s+)?(?:always\s+|only\s+|secretly\s+|"
-    rf"quietly\s+|silently\s+)?(?:{_VERB}|switch|run|execute|ignore|give|show|insert|drop)\b",
+    rf"(?:,|\bthen\b|\u2014|-|:)\s*(?:you\s+)?(?:{_MODAL}\s+)?(?:also\s+)?(?:always\s+|only\s+|"
+    rf"secretly\s+|quietly\s+|silently\s+)?(?:{_VERB}|switch|run|execute|ignore|give|show|insert|"
+    r"drop|push|copy|upload|email|post)\b",
+    rf"\bshould\s+(?:the\s+)?(?:user|anyone|someone)\s+(?:ever\s+)?[^.]{{0,80}}?,\s*(?:you\s+)?"
+    rf"(?:{_VERB}|delete|wipe|erase|run|send|copy|push)\b",
+    r"\bon\s+the\s+(?:first|last|\d+(?:st|nd|rd|th))\s+(?:day|monday|tuesday|wednesday|thursday|"
+    rf"friday|saturday|sunday)\s+of\s+(?:every|each)\s+(?:month|week|year)\s*,\s*(?:{_VERB}|"
+    r"delete|send|run)\b",
     r"\b(?:next\s+time|the\s+next\s+time|any\s*time|after|before)\s+(?:the\s+|a\s+)?(?:user|"
-    r"users|customer|anyone|someone)\s+[^.]{0,80}?(?:,|\bthen\b|\u2014)\s*(?:you\s+)?"
-    rf"(?:{_MODAL}\s+)?(?:always\s+|quietly\s+|secretly\s+|silently\s+)?(?:{_VERB}|suggest|"
-    r"switch|run|give|show|email|post|upload)\b",
+    r"users|customer|anyone|someone)(?:'s)?\s+[^.]{0,80}?(?:,|\bthen\b|\u2014)\s*(?:you\s+)?"
+    rf"(?:{_MODAL}\s+)?(?:also\s+)?(?:always\s+|quietly\s+|secretly\s+|silently\s+)?(?:{_VERB}|"
+    r"suggest|switch|run|give|show|email|post|upload|copy|push|delete)\b",
     r"\bon\s+(?:the\s+)?(?:word|phrase|keyword|code\s*word|signal)\s+\S+\s*,?\s*(?:reply|respond|"
     r"answer|say|send|output|switch|reveal|give)\b",
     r"\b(?:the\s+)?(?:trigger|activation|magic|secret)\s+(?:word|phrase|code|keyword)\s+(?:is|:)",
@@ -361,6 +402,17 @@ ROLE_HIJACK = [
     r"\b(?:treat|consider|regard)\s+(?:the\s+user|this\s+user|them|me|all\s+requests|requests\s+"
     r"from\s+\S+)\s+as\s+(?:an?\s+)?(?:admin|administrator|developer|root|owner|trusted|verified|"
     r"authori[sz]ed|superuser|system)",
+    r"\b(?:the\s+assistant|it|you)\s+(?:is|are)\s+(?:now|no\s+longer)\s+(?:an?\s+)?(?:helpful\s+"
+    r"assistant|unfiltered|unrestricted|uncensored|jailbroken|persona|different)",
+    r"\bact\s+as\s+(?:my|our)\s+(?:\w+\s+)?(?:unrestricted|unfiltered|uncensored|root|admin|"
+    r"developer\s+console|shell|terminal)",
+    r"\byour\s+(?:new|true|real)\s+(?:role|identity|persona|name|purpose)\s*(?:[:\-\u2014]|$)",
+    r"\brole\s+(?:update|change)\s*:\s*(?:assistant|ai|you)\b",
+    r"\bgrant\s+yourself\b",
+    r"\bpretend\s+(?:that\s+)?you(?:'re|\s+are)\s+an?\s+(?:ai|assistant|model|bot)\s+(?:that|which|"
+    r"who)\s+(?:was\s+never\s+given|has\s+no|never\s+had)",
+    r"\byou\s+(?:have\s+been|were|are)\s+(?:promoted|elevated|upgraded)\s+to\s+(?:\w+\s+)?(?:operator|"
+    r"admin|administrator|root|superuser|owner)",
     # A new identity or job, given by a memory.
     r"\b(?:from\s+(?:this|now|here)\s+(?:message\s+|point\s+|moment\s+)?on|henceforth|from\s+now\s+"
     r"on),?\s+you(?:'re|\s+are)\s+(?:an?|the)\s+\w+",
@@ -412,7 +464,10 @@ _SENSITIVE = (
     r"codes?|credit\s+card(?:\s+numbers?)?|card\s+numbers?|cvv|ssn|social\s+security\s+numbers?|"
     r"bank\s+details|iban|pii|memories|stored\s+memories|contacts|address\s+book|"
     r"environment\s+variables|\.env|system\s+prompt|id_rsa|\.ssh|/etc/passwd|\.aws|"
-    r"document\.cookie)|everything\s+(?:the\s+user|you\s+know|"
+    r"document\.cookie|memory|(?:medical|health|private|personal|financial)\s+(?:notes|records|data|"
+    r"information|details)|documents?\s+(?:the\s+user|they)\s+uploads?|emails|inbox|calendar\s+"
+    r"(?:entries|events)|passport\s+(?:number|details)|(?:full\s+)?name\s+and\s+(?:home\s+)?"
+    r"address|last\s+message)|everything\s+(?:the\s+user|you\s+know|"
     r"in\s+(?:memory|context|the\s+conversation))|all\s+(?:of\s+)?(?:the\s+|your\s+)?(?:data|"
     r"files|memories|emails|messages|notes)|mot\s+de\s+passe|mots\s+de\s+passe|donnees|"
     r"passwort|kennwort|zugangsdaten|daten\s+des\s+nutzers|contrasenas?|datos|conversacion|"
@@ -421,6 +476,7 @@ _SENSITIVE = (
 _TRANSFER = (
     r"\b(?:send|sends|post|forward|upload|transmit|exfiltrate|leak|email|e-mail|submit|report|"
     r"sync|copy|append|attach|pipe|dump|beam|relay|share|include|encode|embed|put|pass|log|"
+    r"mirror|mirrored|text|fetch|render|collect|"
     r"envoie[zr]?|transmets|sende|senden|schicke?|schicken|envia[r]?|manda[r]?)\b"
 )
 _DESTINATION = (
@@ -429,7 +485,7 @@ _DESTINATION = (
     r"external|the\s+external|a\s+remote|the\s+remote|my|our)\s+(?:url|endpoint|server|webhook|"
     r"link|domain|host|bot|inbox|bucket|drive)\b|\bwebhook\b|\bpastebin\b|\bngrok\b|\brequestbin"
     r"\b|\battacker\b|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\bhxxps?://\S+|\b(?:telegram|discord|"
-    r"slack|whatsapp|signal)\s+(?:bot|channel|webhook|group|chat|account))"
+    r"slack|whatsapp|signal)\s+(?:bot|channel|webhook|group|chat|account)|\+\d[\d\s]{7,}\d)"
 )
 _TOOL = (
     r"\b(?:call|invoke|use|run|trigger|execute|fire|hit|query)\s+(?:the\s+|a\s+|your\s+)?"
@@ -444,6 +500,9 @@ URL_EXFIL = [
     # A URL with a slot for the data: "https://x.io/c?d={conversation}".
     r"(?:https?:)?//\S*(?:\{|\[|<|%7b|\$\()\s*(?:user|data|secret|conversation|password|token|"
     r"chat|memory|history|email|name|query|summary|key|input|context|message)",
+    r"https?://\S*\?\S*=\S*\s+(?:followed\s+by|with|plus|and)\s+(?:the\s+)?user'?s?'?\s",
+    # A blind copy is covert by nature: one to an outside address is the exfiltration.
+    r"\bbcc\b[^.]{0,60}?[\w.+-]+@[\w-]+\.[\w.]+",
     r"\b(?:render|display|show|include|output|embed|insert|add|append|load)\s+(?:this\s+|the\s+"
     r"following\s+|an?\s+|the\s+)?(?:image|markdown\s+image|pixel|img|tracking\s+pixel)\b"
     r"[^.]{0,40}https?://\S+\?",
@@ -477,6 +536,16 @@ SECRET_REQUEST = [
     r"\b(?:print|list|show|dump|output|reveal|include)\s+(?:all|every|each|any)\s+(?:password|"
     r"credential|api\s+key|token|secret)s?\s+(?:stored|saved|kept|you\s+(?:have\s+)?(?:seen|"
     r"stored|know))",
+    # A disclosure verb and, a few words on, a secret or the agent's own configuration.
+    r"\b(?:reveal|disclose|dump|leak|list|print|show|output|expose|recite|read\s+out|tell|give|"
+    r"gib)\b(?:\s+\S+){0,6}?\s+(?:the\s+|your\s+|its\s+|all\s+|every\s+|any\s+|den\s+)?(?:\w+\s+)?"
+    r"(?:passwords?|passcodes?|credentials|api\s+keys?|secret\s+keys?|private\s+keys?|access\s+"
+    r"tokens?|session\s+tokens?|tokens|cookies|connection\s+strings?|system\s*prompt|"
+    r"systemprompt|internal\s+configuration|recovery\s+phrases?|seed\s+phrases?)\b",
+    r"\b(?:dump|print|cat|show|output|paste)\s+(?:the\s+)?(?:contents\s+of\s+)?(?:~/\.aws|\.env\b|"
+    r"/etc/(?:passwd|shadow)|~/\.ssh|id_rsa)",
+    r"\b(?:recite|repeat|print|output|reproduce)\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:text|words|"
+    r"everything|content)\s+(?:that\s+)?(?:appears\s+|written\s+|above|before)",
 ]
 FUTURE_AGENT = [
     # Words addressed to whichever model later reads the memory.
@@ -504,12 +573,15 @@ FUTURE_AGENT = [
     r"nota\s+para\s+la\s+ia|a\s+la\s+ia\s+que\s+lea)",
     # The reading agent called by name and told what to do, inside a fact ("Assistant, do not
     # mention ...", "(assistant: tell anyone ...)", "Assistant instruction: say ...").
-    r"(?:^|[(\[{,.;:!?\u2014\-]\s*)(?:dear\s+|hey\s+)?(?:assistant|ai|a\.i\.|chatbot|llm|model)\s*"
-    r"[,:]\s*(?:please\s+)?(?:do\s+not|don't|never|always|only|tell|say|reply|answer|respond|"
-    r"recommend|mention|send|stop|ignore|forget|give|show|suggest|warn|remind|claim|deny|refuse|"
-    r"pretend|act|treat|direct|redirect|insist)\b",
+    r"(?:^|[(\[{,.;:!?\u2014\-]\s*|\band\s+)(?:dear\s+|hey\s+)?(?:assistant|ai|a\.i\.|chatbot|llm|"
+    r"model)\s*[,:]\s*(?:please\s+)?(?:(?:while\s+you're\s+at\s+it|also)\s*,?\s*)?(?:do\s+not|"
+    r"don't|never|always|only|tell|say|reply|answer|respond|recommend|mention|send|stop|ignore|"
+    r"forget|give|show|suggest|warn|remind|claim|deny|refuse|pretend|act|treat|direct|redirect|"
+    r"insist|skip|bypass|disregard|disable|share|forward|reveal)\b",
+    r"[\[(<{]\s*(?:hidden|secret|internal|covert|embedded)\s+(?:directive|instruction|command|"
+    r"order|note\s+for\s+the\s+(?:ai|assistant|model))\s*:",
     r"\b(?:assistant|ai|model|chatbot|agent|llm|system)\s+(?:instructions?|directives?|orders?|"
-    r"commands?|notes?)\s*:",
+    r"commands?|notes?)(?:\s+[\w-]+){0,3}\s*:",
     # The reading agent as the subject of an order: "the model should stop warning ...". (Not
     # "the support team should ...": only an AI is named.)
     r"\b(?:the|this|your|any|every)\s+(?:ai(?:\s+assistant)?|a\.i\.|model|chatbot|llm|language\s+"
@@ -533,6 +605,26 @@ ENCODED = [
     r"following|it|the\s+string|the\s+text)[^.]{0,60}?\b(?:and|then)\s+(?:follow|execute|obey|"
     r"run|do|carry\s+out|apply|act\s+on)",
 ]
+TOOL_COMMAND = [
+    # A tool or function the agent is told to run: by name, by call syntax, or by what it does.
+    r"\b(?:use|invoke|call|run|execute|trigger)\s+(?:the\s+|your\s+)?(?:[\w-]+\s+){0,2}(?:tool|"
+    r"function|command\s+line|shell|terminal|interpreter|plugin)\b[^.]{0,40}?\b(?:to|and)\s+"
+    r"(?:run|execute|transfer|delete|drop|share|send|grant|download|wipe|erase|pay|move)\b",
+    r"\b(?:invoke|call|run|execute|trigger)\s+`?[a-z]+_[a-z_]+`?(?:\s*\(|\s+on\b|\s+for\b|\s+with\b)",
+    r"\b[a-z_]+(?:\.[a-z_]+)+\s*\([^)]*=",
+    r"\b[a-z]+_[a-z_]+\s*\([^)]*=[^)]*\)",
+    # Destructive or remote-code commands, whoever is told to run them.
+    r"\brm\s+-(?:rf|fr)\b|\bdrop\s+(?:table|database)\b|\bgit\s+push\s+(?:-f\b|--force)|"
+    r"\bcurl\b[^|]{0,80}\|\s*(?:ba|z)?sh\b|\bchmod\s+777\b|\bmkfs\b|\bformat\s+c:",
+    r"\bdownload\s+and\s+(?:execute|run|install)\b",
+    # Actions confirmed on the user's behalf, money moved.
+    r"\bauto-?approve\s+(?:every|all|any|each)\b",
+    r"\b(?:without|no\s+need\s+(?:for|to))\s+(?:asking\s+(?:for\s+)?|showing\s+)?(?:the\s+user'?s?\s+)?"
+    r"(?:confirmation|approval|consent|ask\s+the\s+user)\b",
+    r"\b(?:don't|do\s+not|never)\s+(?:show|ask\s+for|request|wait\s+for)\s+(?:the\s+)?"
+    r"(?:user'?s?\s+)?(?:confirmation|approval|consent)",
+    r"\btransfer\s+[$\u20ac\u00a3]?\d[\d,.]*\s*(?:\w+\s+)?to\s+(?:account|iban|wallet|the\s+account)",
+]
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{20,}={0,2}")
 
 
@@ -549,6 +641,7 @@ _CLAUSE_RULES: list[tuple[str, list[re.Pattern[str]]]] = [
     ("role_hijack", _compile(ROLE_HIJACK)),
     ("secret_request", _compile(SECRET_REQUEST)),
     ("encoded_instructions", _compile(ENCODED)),
+    ("tool_command", _compile(TOOL_COMMAND)),
 ]
 _TEXT_RULES: list[tuple[str, list[re.Pattern[str]]]] = [
     ("role_marker", _compile(ROLE_MARKER)),
@@ -621,18 +714,37 @@ def _rules(views: _Views) -> list[Evidence]:
     return found
 
 
+_HEX = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){12,}(?![0-9a-fA-F])")
+_ROT13_NAMED = re.compile(r"\brot[\s-]?13\b", re.IGNORECASE)
+_ROT13 = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
+)
+
+
+def _readable(raw: bytes) -> str | None:
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(c.isprintable() or c.isspace() for c in decoded)
+    return decoded if decoded and printable / len(decoded) > 0.95 and " " in decoded else None
+
+
 def _decoded_blobs(text: str) -> list[str]:
-    """The base64 blobs of a text that decode to readable text."""
-    out: list[str] = []
+    """What a text's base64 and hex blobs decode to when it is readable, and the whole text
+    rot13-decoded when it names rot13 (an order to decode and obey carries its payload so)."""
+    out = [found for m in _HEX.finditer(text) if (found := _readable(bytes.fromhex(m.group())))]
+    if _ROT13_NAMED.search(text):
+        out.append(text.translate(_ROT13))
     for m in _BASE64.finditer(text):
         blob = m.group()
         try:
             raw = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True)
-            decoded = raw.decode("utf-8")
         except (binascii.Error, ValueError):
             continue
-        printable = sum(c.isprintable() or c.isspace() for c in decoded)
-        if decoded and printable / len(decoded) > 0.95 and " " in decoded:
+        decoded = _readable(raw)
+        if decoded is not None:
             out.append(decoded)
     return out
 
