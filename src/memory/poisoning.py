@@ -81,7 +81,7 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
 
 # Named in each ``memory.flagged`` event; a change of the rules that changes verdicts is a
 # new name, so a flag says which rules raised it.
-DETECTOR = "mnemolog.poisoning/3"
+DETECTOR = "mnemolog.poisoning/4"
 SPAN_CHARS = 60
 MAX_VERBS = 8  # transfer verbs read per clause
 
@@ -204,7 +204,7 @@ OVERRIDE = [
     r"|(?:in|from)\s+(?:the|your)\s+(?:system|previous|prior)))",
     # A replacement set of orders, announced as such.
     r"\b(?:your|the)\s+(?:new|real|true|actual|updated|revised|only)\s+(?:instructions|"
-    r"orders|directives|rules|guidelines|task|objective|mission|prompt)\s+(?:are|is|follow|:)",
+    r"orders|directives|rules|guidelines|task|objective|mission|prompt)\s*(?:are\b|is\b|follow|:|$)",
     r"\b(?:new|updated|revised|override)\s+(?:system\s+)?(?:instructions|directives)\s*(?::|"
     r"follow|below|take effect)",
     rf"\bdo\s+not\s+(?:follow|obey|listen\s+to)\s+(?:your|the|any)\s+(?:{_QUAL}\s+)?{_INSTR}",
@@ -233,6 +233,16 @@ OVERRIDE = [
     r"\s+been)\s+given",
     r"\bwhatever\s+you\s+(?:were|have\s+been)\s+(?:configured|told|instructed|programmed|set\s+up)"
     r"\s+to\s+do[^.]{0,30}?\bstop\s+doing\s+it",
+    rf"\b{_DROP}\s+(?:the\s+|all\s+|any\s+)?{_INSTR}\s+in\s+(?:your|the)\s+(?:system\s+(?:message|"
+    r"prompt)|context|configuration|setup)",
+    rf"\b{_DROP}\s+(?:whatever|any|all|the)\s+{_INSTR}\s+you\s+(?:were|have\s+been)\s+given",
+    rf"\b(?:overwrite|reset|replace|rewrite)\s+(?:your|its|the\s+assistant's)\s+(?:core\s+|base\s+"
+    rf"|original\s+)?(?:{_INSTR}|behaviou?r|directives|programming)",
+    rf"\b(?:no\s+longer|don't|do\s+not)\s+(?:need\s+to\s+|have\s+to\s+)?(?:obey|follow|respect)\s+"
+    rf"(?:your|its|the)\s+(?:{_QUAL}\s+)?{_INSTR}",
+    r"\bpay\s+(?:them|it|those|these)\s+no\s+attention\b",
+    r"\b(?:system\s+prompt|instructions|prompt)\s+you\s+received\s+[^.]{0,40}?\b(?:discarded|"
+    r"outdated|void|ignored|replaced)",
     # The agent's safeguards got around.
     r"\b(?:bypass|circumvent|get\s+around|work\s+around|disable|switch\s+off|turn\s+off)\s+(?:its|"
     r"your|the|all|any)\s+(?:own\s+)?(?:configured\s+|built-in\s+|safety\s+|content\s+|usual\s+)?"
@@ -270,6 +280,11 @@ OVERRIDE = [
     r"\b(?:ignorier(?:e|en)?|vergiss|vergessen\s+sie)\s+(?:sie\s+)?(?:alle\s+)?(?:die\s+|deine\s+"
     r"|ihre\s+)?(?:vorherigen\s+|bisherigen\s+|vorigen\s+|fruheren\s+)?(?:anweisungen|"
     r"instruktionen|regeln|vorgaben)",
+    r"\b(?:negeer|vergeet)\s+(?:al\s+)?(?:je|jouw|uw|de)\s+(?:eerdere\s+|vorige\s+)?(?:instructies|"
+    r"regels|richtlijnen)",
+    r"\b(?:ignora|dimentica)\s+(?:tutte\s+)?(?:le\s+|tue\s+)?(?:istruzioni|regole)",
+    r"\b(?:esque[cç]a|ignore|ignora)\s+(?:todas\s+)?(?:as\s+)?(?:suas\s+|tuas\s+)?(?:regras|"
+    r"instru[cç][oõ]es)",
     r"\b(?:ignora[r]?|olvida[r]?|ignore)\s+(?:todas\s+)?(?:las\s+|tus\s+|sus\s+)?(?:instrucciones|"
     r"reglas|indicaciones|ordenes)",
 ]
@@ -326,6 +341,16 @@ ALWAYS = [
     # An order put as a request: "would you mind always telling people ...".
     r"\b(?:would\s+you\s+mind|could\s+you|can\s+you|will\s+you|i\s+(?:want|need)\s+you\s+to|"
     r"you\s+are\s+to)\s+(?:please\s+)?(?:always|from\s+now\s+on)\s+\w+",
+    # What the user is to be told, believe or do, ordered at the head of a clause: a memory
+    # speaks of the user, it does not direct the agent at them.
+    r"(?:^|[,:;\u2014]\s*)(?:subtly\s+|quietly\s+|gently\s+)?(?:tell|persuade|convince|discourage|"
+    r"encourage|urge|pressure|push|steer|scare|mislead|deceive|gaslight|manipulate|nudge|"
+    r"make)\s+(?:the\s+user|users|them|anyone|everyone|people|customers)\b",
+    r"(?:^|[,:;\u2014]\s*)(?:downplay|dismiss|discredit|badmouth)\s+(?:any|every|all|the)\b",
+    r"(?:^|[,:;\u2014]\s*)(?:please\s+)?never\s+(?:mention|discuss|bring\s+up|talk\s+about|admit|"
+    r"acknowledge|warn|recommend|suggest|tell\s+(?:the\s+user|users|them|anyone))\b",
+    r"\b(?:rank|list|put|place)\s+[\w\s]{1,40}?\s+first\s+regardless\b",
+    r"\brecommend\s+only\s+\w+",
     # Every future reply, named as the scope of an order.
     r"\b(?:in|with|for|at\s+the\s+end\s+of)\s+(?:every|each|all)\s+(?:(?:future|subsequent|"
     r"later)\s+)?(?:responses?|answers?|replies|reply|outputs?)\b",
@@ -362,6 +387,16 @@ SLEEPER = [
     r"suggest|switch|run|give|show|email|post|upload|copy|push|delete)\b",
     r"\bon\s+(?:the\s+)?(?:word|phrase|keyword|code\s*word|signal)\s+\S+\s*,?\s*(?:reply|respond|"
     r"answer|say|send|output|switch|reveal|give)\b",
+    rf"\b(?:when(?:ever)?|if|once)\s+(?:you\s+are\s+)?asked\s+(?:about|for|to)\b[^.]{{0,60}}?,\s*"
+    rf"(?:also\s+)?(?:{_VERB}|delete|run|push)\b",
+    rf"\bin\s+(?:any|every|all)\s+(?:conversations?|chats?|discussions?)\s+(?:about|on|with)\b"
+    rf"[^.]{{0,60}}?,\s*(?:{_VERB}|delete|run)\b",
+    r"\b(?:starting|beginning|from)\s+next\s+(?:week|month|year|session)\s*,\s*\w+",
+    r"\bonce\s+the\s+user\s+has\b[^.]{0,80}?,\s*(?:begin|start|stop)\s+\w+ing\b",
+    rf"\bon\s+(?:any|every|each)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    rf"day|night|weekend)\s*,\s*(?:quietly\s+|silently\s+|secretly\s+)?(?:{_VERB}|delete|run)\b",
+    r"\b(?:if|when)\s+(?:someone|anyone|the\s+user)\s+says\b[^.]{0,40}?(?:->|\u2192|,)\s*\w+",
+    r"\brule\s+for\s+later\s*:",
     r"\b(?:the\s+)?(?:trigger|activation|magic|secret)\s+(?:word|phrase|code|keyword)\s+(?:is|:)",
     r"\bwhen\s+you\s+(?:see|read|encounter|receive)\s+(?:the\s+)?(?:word|phrase|code|keyword|token)",
     r"\b(?:quand|lorsque|si)\s+l'utilisateur\s+[^.]{0,80}?,\s*(?:reponds|dis|recommande|envoie)",
@@ -413,6 +448,14 @@ ROLE_HIJACK = [
     r"who)\s+(?:was\s+never\s+given|has\s+no|never\s+had)",
     r"\byou\s+(?:have\s+been|were|are)\s+(?:promoted|elevated|upgraded)\s+to\s+(?:\w+\s+)?(?:operator|"
     r"admin|administrator|root|superuser|owner)",
+    r"\bact\s+as\s+an?\s+(?:ai|model|assistant)(?:\s+model)?\s+(?:whose|that|which|with|who)\b[^.]{0,50}?"
+    r"(?:removed|no|without|never)\s+(?:all\s+)?(?:ethical\s+)?(?:constraints|rules|limits|"
+    r"restrictions|filters|refus)",
+    r"\b(?:whitelisted|approved|cleared|enabled)\s+for\s+(?:unrestricted|developer|jailbreak|"
+    r"uncensored|god)\s+mode",
+    r"\brole-?play\s+(?:permanently\s+|from\s+now\s+on\s+)?as\b[^.]{0,60}?\b(?:never\s+(?:says\s+no|"
+    r"refuses)|no\s+rules|rules\s+are\s+for)",
+    r"\b(?:proceed|answer|continue)\s+without\s+(?:any\s+)?refusals?\b|\brefuse\s+nothing\b",
     # A new identity or job, given by a memory.
     r"\b(?:from\s+(?:this|now|here)\s+(?:message\s+|point\s+|moment\s+)?on|henceforth|from\s+now\s+"
     r"on),?\s+you(?:'re|\s+are)\s+(?:an?|the)\s+\w+",
@@ -465,7 +508,8 @@ _SENSITIVE = (
     r"bank\s+details|iban|pii|memories|stored\s+memories|contacts|address\s+book|"
     r"environment\s+variables|\.env|system\s+prompt|id_rsa|\.ssh|/etc/passwd|\.aws|"
     r"document\.cookie|memory|(?:medical|health|private|personal|financial)\s+(?:notes|records|data|"
-    r"information|details)|documents?\s+(?:the\s+user|they)\s+uploads?|emails|inbox|calendar\s+"
+    r"information|details)|bank\s+statements|(?:private\s+|personal\s+)?notes|documents?\s+(?:the\s+"
+    r"user|they)\s+(?:uploads?|shares?|pastes?)|(?:a\s+)?copy|to-do\s+list|emails|inbox|calendar\s+"
     r"(?:entries|events)|passport\s+(?:number|details)|(?:full\s+)?name\s+and\s+(?:home\s+)?"
     r"address|last\s+message)|everything\s+(?:the\s+user|you\s+know|"
     r"in\s+(?:memory|context|the\s+conversation))|all\s+(?:of\s+)?(?:the\s+|your\s+)?(?:data|"
@@ -476,7 +520,7 @@ _SENSITIVE = (
 _TRANSFER = (
     r"\b(?:send|sends|post|forward|upload|transmit|exfiltrate|leak|email|e-mail|submit|report|"
     r"sync|copy|append|attach|pipe|dump|beam|relay|share|include|encode|embed|put|pass|log|"
-    r"mirror|mirrored|text|fetch|render|collect|"
+    r"mirror|mirrored|text|fetch|render|collect|save|invite|dm|"
     r"envoie[zr]?|transmets|sende|senden|schicke?|schicken|envia[r]?|manda[r]?)\b"
 )
 _DESTINATION = (
@@ -485,7 +529,8 @@ _DESTINATION = (
     r"external|the\s+external|a\s+remote|the\s+remote|my|our)\s+(?:url|endpoint|server|webhook|"
     r"link|domain|host|bot|inbox|bucket|drive)\b|\bwebhook\b|\bpastebin\b|\bngrok\b|\brequestbin"
     r"\b|\battacker\b|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\bhxxps?://\S+|\b(?:telegram|discord|"
-    r"slack|whatsapp|signal)\s+(?:bot|channel|webhook|group|chat|account)|\+\d[\d\s]{7,}\d)"
+    r"slack|whatsapp|signal)\s+(?:bot|channel|webhook|group|chat|account|dm)|\+\d[\d\s]{7,}\d|"
+    r"\bpublic\s+(?:pastebin|gist|paste)|\bdropbox\s+account|\b(?:discord|telegram)\s+(?:dm|user)\b)"
 )
 _TOOL = (
     r"\b(?:call|invoke|use|run|trigger|execute|fire|hit|query)\s+(?:the\s+|a\s+|your\s+)?"
@@ -542,6 +587,17 @@ SECRET_REQUEST = [
     r"(?:passwords?|passcodes?|credentials|api\s+keys?|secret\s+keys?|private\s+keys?|access\s+"
     r"tokens?|session\s+tokens?|tokens|cookies|connection\s+strings?|system\s*prompt|"
     r"systemprompt|internal\s+configuration|recovery\s+phrases?|seed\s+phrases?)\b",
+    r"\b(?:paste|print|output|reproduce|repeat|dump|show)\s+(?:them|it|your\s+(?:instructions|"
+    r"prompt|configuration|config)|the\s+(?:full\s+)?(?:\.env|contents\s+of\s+your\s+"
+    r"configuration|raw\s+text\s+of\s+your\s+instructions))\b[^.]{0,30}?\b(?:verbatim|in\s+full|"
+    r"values\s+included|word\s+for\s+word|in\s+a\s+code\s+block)",
+    r"\b(?:dump|output|show|paste)\s+(?:whatever|all|any|the)\s+(?:secrets|keys|credentials|"
+    r"contents\s+of\s+your\s+configuration)",
+    r"\b(?:reproduce|reveal|output)\s+(?:its|your)\s+(?:confidential|hidden|secret|internal)\s+"
+    r"(?:prompt|instructions|configuration)",
+    r"\b(?:home\s+address|medical\s+notes|data|details|messages)\s+of\s+(?:the\s+)?(?:previous|"
+    r"other|another)\s+users?\b",
+    r"\bprivacy\s+(?:restrictions|rules|settings)\s+(?:do\s+not|don't|no\s+longer)\s+apply\b",
     r"\b(?:dump|print|cat|show|output|paste)\s+(?:the\s+)?(?:contents\s+of\s+)?(?:~/\.aws|\.env\b|"
     r"/etc/(?:passwd|shadow)|~/\.ssh|id_rsa)",
     r"\b(?:recite|repeat|print|output|reproduce)\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:text|words|"
@@ -624,6 +680,22 @@ TOOL_COMMAND = [
     r"\b(?:don't|do\s+not|never)\s+(?:show|ask\s+for|request|wait\s+for)\s+(?:the\s+)?"
     r"(?:user'?s?\s+)?(?:confirmation|approval|consent)",
     r"\btransfer\s+[$\u20ac\u00a3]?\d[\d,.]*\s*(?:\w+\s+)?to\s+(?:account|iban|wallet|the\s+account)",
+    r"\busing\s+the\s+(?:[\w-]+\s+){0,2}(?:tool|plugin|integration|api)\s*,\s*\w+",
+    r"\bno\s+(?:confirmation|approval|review)\s+(?:needed|required)\b|\bwithout\s+(?:review|"
+    r"asking\s+the\s+user|checking\s+with\s+the\s+user)\b|\bno\s+need\s+to\s+check\s+with\b",
+    r"\b(?:pip|npm|gem|cargo)\s+install\s+\S+",
+    r"\b(?:change|update|set|replace)\s+(?:the\s+user'?s?\s+)?(?:payout\s+|payment\s+|bank\s+)+"
+    r"(?:account|details|iban)\b[^.]{0,40}?\bto\b",
+    r"\bauthorized_keys\b|\bssh-(?:rsa|ed25519)\s+[A-Za-z0-9+/]{8,}",
+    r"\bgrant\s+(?:the\s+)?['\"]?[\w-]+['\"]?\s+(?:\w+\s+)?(?:app|user|account|key)?\s*(?:full|admin|"
+    r"owner|root|read/write)\s+(?:access|scope|permissions?|rights)",
+    r"\b(?:set|make|change)\s+the\s+(?:repository|repo|bucket|drive|folder)\s+(?:visibility\s+)?"
+    r"(?:to\s+)?public\b",
+    r"\b(?:cancel|delete|remove|wipe|purge)\s+(?:all|every)\s+(?:of\s+)?(?:the\s+user'?s?\s+)?"
+    r"(?:upcoming\s+|pending\s+|stored\s+)?(?:appointments|emails|files|memories|messages|"
+    r"documents|meetings|contacts|backups)",
+    r"\b(?:approve|merge|accept)\s+(?:all|every|any)\s+(?:pending\s+|queued\s+)?(?:pull\s+requests|"
+    r"payment\s+requests|payments|transfers|invites?|requests|file\s+share)",
 ]
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{20,}={0,2}")
 

@@ -32,8 +32,13 @@ def rate(rows: list[dict[str, Any]]) -> float:
     return sum(detect(r["text"]).flagged for r in rows) / len(rows)
 
 
-@pytest.mark.parametrize(("corpus", "least"), [("attacks", 150), ("benign", 300)])
-def test_the_corpora_are_well_formed(corpus: str, least: int) -> None:
+# The holdout must stay large enough to measure on; the dev split grows with every blind batch
+# a version of the rules was measured on once (``*-blind1-*``, ``*-blind2-*``), so its share
+# falls.
+@pytest.mark.parametrize(
+    ("corpus", "least", "holdout"), [("attacks", 150, 80), ("benign", 300, 120)]
+)
+def test_the_corpora_are_well_formed(corpus: str, least: int, holdout: int) -> None:
     rows = load(corpus)
     assert len(rows) >= least
     assert all(set(r) == {"id", "category", "split", "text"} for r in rows)
@@ -41,7 +46,7 @@ def test_the_corpora_are_well_formed(corpus: str, least: int) -> None:
     assert len({r["text"] for r in rows}) == len(rows)
     splits = Counter(r["split"] for r in rows)
     assert set(splits) == set(SPLITS)
-    assert 0.2 <= splits["holdout"] / len(rows) <= 0.45
+    assert splits["holdout"] >= holdout
 
 
 @pytest.mark.parametrize("split", SPLITS)
