@@ -81,7 +81,7 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
 
 # Named in each ``memory.flagged`` event; a change of the rules that changes verdicts is a
 # new name, so a flag says which rules raised it.
-DETECTOR = "mnemolog.poisoning/4"
+DETECTOR = "mnemolog.poisoning/5"
 SPAN_CHARS = 60
 MAX_VERBS = 8  # transfer verbs read per clause
 
@@ -164,6 +164,31 @@ def _users_own(clause: str, start: int) -> bool:
     or third-person subject, no second person): a habit, not an order."""
     before = clause[:start]
     return bool(_SUBJECT.search(before)) and not _SECOND.search(before)
+
+
+# The writer as the one an order is for ("always tell me ...", "... when I ask", "never
+# recommend crypto to me"): a user's wish about how they are answered.
+_FOR_THE_WRITER = re.compile(
+    r"\b(?:to|for|with|tell|give|show|remind|answer|ask|correct|warn)\s+me\b(?!\s*['\"])"
+    r"|\bwhen\s+i\s+(?:ask|say|want|write|request|need|type)\b"
+)
+# An address or a link: what an order for the writer must not carry to be the writer's own.
+_OUTSIDE = re.compile(
+    r"https?://|www\.|@[\w-]+\.|\b[\w-]+\.(?:com|net|org|io|xyz|ru|top|app|shop|biz)\b"
+)
+# "Never give your password ...", "don't use rm -rf ...": a warning, not an order to do it.
+_WARNED_OFF = re.compile(r"\b(?:never|don't|do\s+not|avoid|stop)\s+(?:\w+\s+){0,1}$")
+
+
+def _writers_own_wish(reason: str, clause: str, start: int) -> bool:
+    """A standing order whose beneficiary is the writer, or a disclosure or a command warned
+    off: the user's own, not an attack (``always_answer``, ``secret_request``,
+    ``tool_command`` only: the others are attacks whoever they are for)."""
+    if reason == "always_answer":
+        return bool(_FOR_THE_WRITER.search(clause)) and not _OUTSIDE.search(clause)
+    if reason in ("secret_request", "tool_command"):
+        return bool(_WARNED_OFF.search(clause[:start]))
+    return False
 
 
 # --- the rules, by reason ------------------------------------------------------------------
@@ -771,7 +796,10 @@ def _rules(views: _Views) -> list[Evidence]:
             for reason, patterns in _CLAUSE_RULES:
                 for pattern in patterns:
                     m = pattern.search(clause)
-                    if m and not _users_own(clause, m.start()):
+                    if m and not (
+                        _users_own(clause, m.start())
+                        or _writers_own_wish(reason, clause, m.start())
+                    ):
                         found.append(Evidence(reason=reason, span=_short(m.group())))
                         break
             found.extend(_exfiltration(clause))
