@@ -12,8 +12,6 @@ write after the erasure seals under a fresh generation, a new subject no old key
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import msgspec
 
 from ..errors import ContainerInUse, KeyDestroyed, NotFound
@@ -23,6 +21,7 @@ from ..eventlog.events import (
     ContainerErased,
     ProfileUpdated,
     Protocol,
+    Sealed,
     SubjectErased,
 )
 from ..eventlog.subjects import (
@@ -213,28 +212,19 @@ class Erasure:
     def _rekey_without_profiles(self, container_tag: str) -> None:
         """Profiles written before they had a subject of their own were sealed under the
         container's key: its other fields are re-sealed under a new generation of it, those
-        profiles left out, and the old generation destroyed."""
+        profiles left out, and the old generation destroyed. One pass over the log."""
         subject = container_subject(container_tag)
-        legacy = {
-            (event.profile.subject, event.profile.nonce)
-            for event in self._profile_events(container_tag)
-            if under(event.profile, subject)
-        }
-        if legacy:
-            rekey_keeping(
-                self._keys,
-                self._sealer,
-                subject,
-                (
-                    sealed
-                    for stored in self._log.read()
-                    for sealed in kept_fields(stored.record.event)
-                    if (sealed.subject, sealed.nonce) not in legacy
-                ),
-            )
-
-    def _profile_events(self, container_tag: str) -> Iterator[ProfileUpdated]:
+        kept: list[Sealed] = []
+        legacy = False
         for stored in self._log.read():
             event = stored.record.event
-            if isinstance(event, ProfileUpdated) and event.container_tag == container_tag:
-                yield event
+            if (
+                isinstance(event, ProfileUpdated)
+                and event.container_tag == container_tag
+                and under(event.profile, subject)
+            ):
+                legacy = True
+                continue
+            kept.extend(sealed for sealed in kept_fields(event) if under(sealed, subject))
+        if legacy:
+            rekey_keeping(self._keys, self._sealer, subject, kept)
