@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ import pytest
 
 from mnemolog.eventlog.events import ProxyTurn
 
-from ..servers import free_port, wait_healthy
+from ..servers import free_port
 from .conftest import Proxy, start_proxy
 from .scripted import ScriptedUpstream
 
@@ -48,7 +49,7 @@ WEATHER: Any = {
 
 
 @pytest.fixture(scope="module")
-def llama_server() -> Iterator[str]:
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     missing = [str(p) for p in (BINARY, MODEL, TEMPLATE) if not p.exists()]
     if missing:
         reason = f"llama-server is not built: run tools/llama_server.sh (missing {missing})"
@@ -56,6 +57,8 @@ def llama_server() -> Iterator[str]:
             pytest.fail(reason)  # CI builds it first: its absence is a failure, not a skip
         pytest.skip(reason)
     port = free_port()
+    log_path = tmp_path_factory.mktemp("llama") / "llama-server.log"
+    log = log_path.open("wb")
     proc = subprocess.Popen(
         [
             str(BINARY),
@@ -74,14 +77,12 @@ def llama_server() -> Iterator[str]:
             "2",
             "--no-webui",
         ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
-        base = f"http://127.0.0.1:{port}"
-        wait_healthy(base, proc)
-        _wait_ready(base)
-        yield base
+        _wait_ready(f"http://127.0.0.1:{port}", proc, log_path)
+        yield f"http://127.0.0.1:{port}"
     finally:
         proc.terminate()
         try:
@@ -89,20 +90,27 @@ def llama_server() -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        log.close()
 
 
-def _wait_ready(base: str) -> None:
-    """/health answers 503 while the model loads."""
-    for _ in range(600):
+def _wait_ready(base: str, proc: subprocess.Popen[bytes], log_path: Path) -> None:
+    """/health refuses connections, then answers 503 while the model loads, then 200.
+
+    A server that dies on the way fails at once with the end of its own log, which says why
+    (a crash in a CPU kernel, a model that does not load)."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = log_path.read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"llama-server exited with {proc.returncode}:\n{tail}")
         try:
             if httpx.get(f"{base}/health", timeout=2).status_code == 200:
                 return
         except httpx.TransportError:
             pass
-        import time
-
         time.sleep(0.1)
-    raise TimeoutError("llama-server never became ready")
+    tail = log_path.read_text(errors="replace")[-3000:]
+    raise TimeoutError(f"llama-server not ready after 180 s:\n{tail}")
 
 
 @pytest.fixture(scope="module")
