@@ -15,9 +15,10 @@ owner (``commit_if_due()``, ``commit()``). A thread costs the callers nothing: t
 the GIL while it commits, so adds and searches carry on, and adds never wait for a commit
 because they only touch the tail and the queue.
 
-The tail and its scoring, including why tantivy's BM25 is rewritten for it, are in
-``fulltext_tail``; the terms come from ``analysis``; the directory's layout, schema, lock and
-sidecar are in ``fulltext_disk``.
+Each container has an index and a tail of its own, a *shard*, so its BM25 statistics are
+its own (why: ``fulltext_shards``). The tail and its scoring, including why tantivy's BM25 is
+rewritten for it, are in ``fulltext_tail``; the terms come from ``analysis``; the directory's
+layout, schema, lock and sidecar are in ``fulltext_disk``.
 
 Deletes hide a label at once: until the delete is committed, the label is excluded from the
 disk query. Adds are upserts (delete by label, then add), so replaying a write is harmless.
@@ -28,9 +29,10 @@ uncommitted tail; the owner replays the log from ``last_seq``. A crash between a
 sidecar replays a few operations twice, which the upserts absorb.
 
 Erasure: tantivy keeps deleted documents in its segment files until a merge, and the bindings
-cannot force a merge, so ``purge`` rebuilds the index from its surviving documents (their text
-is stored for that reason) in a fresh directory and swaps it in. The purge's own seq reaches the
-sidecar only after the swap, so a crash mid-purge replays it.
+cannot force a merge, so ``purge`` rebuilds each shard it touches from its surviving documents
+(their text is stored for that reason) in a fresh directory and swaps it in; a shard left with
+no document is removed. Other containers' shards are not touched, nor are their statistics.
+The purge's own seq reaches the sidecar only after the swap, so a crash mid-purge replays it.
 
 One writer per directory: a second ``FullTextIndex`` on the same directory, in this process or
 another, raises ``DataDirLocked``.
@@ -52,8 +54,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import NamedTuple, Self
 
-import tantivy
-
 from ..fsync import fsync_path
 from .analysis import clean, query_terms
 from .fulltext_disk import (
@@ -63,15 +63,13 @@ from .fulltext_disk import (
     OLD_DIR,
     TEXT,
     acquire_lock,
-    finish_interrupted_purge,
-    open_index,
-    open_writer,
     read_sidecar,
     search_disk,
     write_live_copy,
     write_sidecar,
 )
-from .fulltext_tail import Entry, Tail, disk_stats, make_entry
+from .fulltext_shards import SHARDS_DIR, Shard, locate, open_shards, shard_key
+from .fulltext_tail import Entry, make_entry
 
 __all__ = ["FullTextIndex", "TextDoc"]
 
@@ -92,11 +90,13 @@ class TextDoc(NamedTuple):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _Op:
-    """A queued change: an upsert (``entry``), a delete (``label`` only) or just a seq."""
+    """A queued change: an upsert (``entry``), a delete (``label`` only) or just a seq;
+    ``shard`` is the key of the shard a change goes to."""
 
     label: int | None
     entry: Entry | None
     seq: int | None
+    shard: str = ""
 
 
 class FullTextIndex:
@@ -123,44 +123,44 @@ class FullTextIndex:
         self._heap_size = heap_size
         self._lock_fd = acquire_lock(self.directory)
         try:
-            finish_interrupted_purge(self.directory)
             last_seq = read_sidecar(self.directory)
-            if last_seq is None:  # an index of another format: analysed otherwise, rebuild it
+            if last_seq is None:  # an index of another format (one index for every container,
+                # or analysed otherwise): rebuild it
                 log.warning(
                     "the full-text index in %s has another format: it is rebuilt from the log",
                     self.directory,
                 )
-                shutil.rmtree(self.directory / INDEX_DIR, ignore_errors=True)
+                for old in (INDEX_DIR, NEW_DIR, OLD_DIR, SHARDS_DIR):
+                    shutil.rmtree(self.directory / old, ignore_errors=True)
             self._last_seq = last_seq or 0
-            self._index, reset = open_index(self.directory / INDEX_DIR)
+            self._shards, reset = open_shards(self.directory)
             if reset:
-                # Before anything else: a crash now must not leave the old seq beside an
-                # empty index.
+                # A damaged shard was wiped: every shard is rebuilt from the log, and before
+                # anything else, so a crash now cannot leave the old seq beside them.
+                shutil.rmtree(self.directory / SHARDS_DIR)
+                self._shards, _ = open_shards(self.directory)
                 write_sidecar(self.directory, 0)
                 self._last_seq = 0
-            self._writer = open_writer(self._index, heap_size)
         except BaseException:
             os.close(self._lock_fd)
             raise
-        # ``_write`` serialises use of the tantivy writer (commits, purges); ``_state`` guards
-        # the tail, the queue and the searcher, and is only ever held briefly. Lock order:
-        # ``_write`` before ``_state``.
+        # ``_write`` serialises use of the tantivy writers (commits, purges); ``_state`` guards
+        # the shards (their tails and searchers) and the queue, and is only ever held briefly.
+        # Lock order: ``_write`` before ``_state``.
         self._write = threading.Lock()
         self._state = threading.Lock()
-        self._tail = Tail()
         self._hidden: dict[int, _Op] = {}  # deleted labels whose delete is not committed yet
         self._ops: list[_Op] = []
         self._in_flight = 0  # operations taken by a commit that has not finished
         self._first_op_at = 0.0
         self._flushed_seq = self._last_seq  # highest seq committed, even while a purge caps it
         self._seq_cap: int | None = None
-        # The searcher of the last commit and its statistics are swapped together with the
-        # tail's release of the documents that commit holds, so a search sees each document
-        # exactly once and scores the tail with the statistics of the disk it searches.
-        self._searcher = self._index.searcher()
-        self._stats = disk_stats(self._searcher)
-        # The seq the searcher's commit covers: with the tail, it decides every score (the
-        # tail is scored with the disk's statistics), so a recall records it for its replay.
+        # A shard's searcher of the last commit and its statistics are swapped together with
+        # its tail's release of the documents that commit holds, so a search sees each
+        # document exactly once and scores the tail with the statistics of the disk it
+        # searches.
+        # The seq the shards' commit covers: with the tails, it decides every score (a tail is
+        # scored with its shard's statistics), so a recall records it for its replay.
         self._visible_seq = self._last_seq
         self._searched = threading.local()  # per thread: the seq its last search saw
         self._closed = False
@@ -224,16 +224,25 @@ class FullTextIndex:
         self, query: str, k: int, *, count: int, container: str | None = None
     ) -> list[tuple[int, float]]:
         """Up to ``k`` documents holding the ``count`` terms of ``query`` that the fewest stored
-        documents hold (terms no document holds left out), those of the rarest first, each
-        term's by its BM25: the documents that name what ``query`` names, when its common
-        words would rank many others above them."""
+        documents (of ``container``, if given) hold, terms no document holds left out, those
+        of the rarest first, each term's by its BM25: the documents that name what ``query``
+        names, when its common words would rank many others above them."""
         terms = query_terms(query)
         if not terms:
             return []
         with self._state:
             self._check_open()
-            searcher, postings = self._searcher, self._tail.postings
-            held = [(searcher.doc_freq(TEXT, t) + len(postings.get(t, ())), t) for t in terms]
+            shards = self._searched_shards(container)
+            held = [
+                (
+                    sum(
+                        s.searcher.doc_freq(TEXT, t) + len(s.tail.postings.get(t, ()))
+                        for s in shards
+                    ),
+                    t,
+                )
+                for t in terms
+            ]
         found: dict[int, float] = {}
         for _, term in sorted(h for h in held if h[0] > 0)[:count]:
             for label, score in self._search_terms([term], k, container):
@@ -245,18 +254,36 @@ class FullTextIndex:
     ) -> list[tuple[int, float]]:
         if k <= 0 or not terms:
             return []
-        wanted = None if container is None else clean(container)
         with self._state:
             self._check_open()
-            searcher = self._searcher
             self._searched.seq = self._visible_seq
-            excluded = list(self._hidden.keys() | self._tail.shadowed)
-            # The tail is scored with the disk index's statistics: ``searcher`` and ``_stats``
-            # belong to the same commit.
-            found = self._tail.score(searcher, self._stats, terms, wanted)
-        for label, score in search_disk(searcher, terms, wanted, excluded, k):
-            found.setdefault(label, score)
+            hidden = self._hidden.keys()
+            found: dict[int, float] = {}
+            disks = []
+            for shard in self._searched_shards(container):
+                # A tail is scored with its shard's statistics: ``searcher`` and ``stats``
+                # belong to the same commit.
+                found.update(shard.tail.score(shard.searcher, shard.stats, terms, None))
+                disks.append((shard.searcher, list(hidden | shard.tail.shadowed)))
+        for searcher, excluded in disks:
+            for label, score in search_disk(searcher, terms, None, excluded, k):
+                found.setdefault(label, score)
         return heapq.nsmallest(k, found.items(), key=lambda hit: (-hit[1], hit[0]))
+
+    def _searched_shards(self, container: str | None) -> list[Shard]:
+        """The shard of ``container``, or every shard; caller holds ``_state``."""
+        if container is None:
+            return list(self._shards.values())
+        shard = self._shards.get(shard_key(clean(container)))
+        return [] if shard is None else [shard]
+
+    def _shard(self, container: str) -> Shard:
+        """The shard of a cleaned ``container``, made if it has none; caller holds ``_state``."""
+        key = shard_key(container)
+        shard = self._shards.get(key)
+        if shard is None:
+            shard = self._shards[key] = Shard(self.directory / SHARDS_DIR / key)
+        return shard
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -269,32 +296,44 @@ class FullTextIndex:
         entries = [make_entry(label, container, text) for label, container, text in docs]
         with self._state:
             self._check_open()
-            disk = self._searcher if self._stats.docs else None
             for n, entry in enumerate(entries, start=1):
+                shard = self._shard(entry.container)
                 # An earlier version of this label may be on disk, or on its way there.
-                shadows = entry.label in self._tail or (
-                    disk is not None and disk.doc_freq(LABEL, entry.label) > 0
+                shadows = entry.label in shard.tail or (
+                    shard.stats.docs > 0 and shard.searcher.doc_freq(LABEL, entry.label) > 0
                 )
-                self._tail.put(entry, shadows=shadows)
-                self._queue(_Op(entry.label, entry, seq if n == len(entries) else None))
+                shard.tail.put(entry, shadows=shadows)
+                last = seq if n == len(entries) else None
+                self._queue(_Op(entry.label, entry, last, shard_key(entry.container)))
             if not entries and seq is not None:
                 self._queue(_Op(None, None, seq))
 
-    def delete(self, labels: Iterable[int], *, seq: int | None) -> None:
-        """Remove ``labels``: hidden from searches at once, from the disk index at the commit.
+    def delete(
+        self, labels: Iterable[int], *, seq: int | None, container: str | None = None
+    ) -> set[str]:
+        """Remove ``labels`` (of ``container``, if known; else looked for in every shard):
+        hidden from searches at once, from the disk index at the commit. Returns the keys of
+        the shards that held any of them.
 
         The text stays in tantivy's segment files until they merge; erasure needs ``purge``.
         """
+        targets = list(labels)
         with self._state:
             self._check_open()
-            targets = list(labels)
+            located = locate(self._shards, targets, container)
             for n, label in enumerate(targets, start=1):
-                self._tail.drop(label)
-                op = _Op(label, None, seq if n == len(targets) else None)
-                self._hidden[label] = op
-                self._queue(op)
+                key = located.get(label)
+                if key is not None:
+                    self._shards[key].tail.drop(label)
+                op = _Op(label, None, seq if n == len(targets) else None, key or "")
+                if key is not None:
+                    self._hidden[label] = op
+                    self._queue(op)
+                elif op.seq is not None:
+                    self._queue(_Op(None, None, op.seq))
             if not targets and seq is not None:
                 self._queue(_Op(None, None, seq))
+            return set(located.values())
 
     def advance(self, seq: int) -> None:
         """Record that the log is applied up to ``seq`` although nothing here changed."""
@@ -302,10 +341,13 @@ class FullTextIndex:
             self._check_open()
             self._queue(_Op(None, None, seq))
 
-    def purge(self, labels: Iterable[int], *, seq: int | None) -> None:
-        """Delete ``labels`` and rewrite the index so no file under the directory holds them.
+    def purge(
+        self, labels: Iterable[int], *, seq: int | None, container: str | None = None
+    ) -> None:
+        """Delete ``labels`` (of ``container``, if known) and rewrite each shard that held any
+        so no file under the directory holds them; a shard left empty is removed.
 
-        Costs a full rebuild of the on-disk index (0.65 s for 100k short documents in
+        Costs a rebuild of those shards (0.65 s for 100k short documents in
         ``bench/indexes.py``); searches and writes go on meanwhile. ``last_seq`` reaches ``seq``
         only once the old files are gone.
         """
@@ -315,9 +357,20 @@ class FullTextIndex:
                 if seq is not None:
                     self._seq_cap = seq - 1
             try:
-                self.delete(labels, seq=seq)
+                touched = self.delete(labels, seq=seq, container=container)
+                with self._state:
+                    # A label deleted before may linger in its shard's segment files: such a
+                    # shard counts more documents in its statistics than it serves.
+                    if container is not None and shard_key(clean(container)) in self._shards:
+                        touched.add(shard_key(clean(container)))
+                    touched.update(
+                        key
+                        for key, shard in self._shards.items()
+                        if shard.stats.docs > shard.searcher.num_docs
+                    )
                 self._flush()
-                self._rebuild_from_disk()
+                for key in sorted(touched):
+                    self._rebuild_from_disk(key)
             finally:
                 with self._state:
                     self._seq_cap = None
@@ -357,7 +410,6 @@ class FullTextIndex:
             self._flush()
             with self._state:
                 self._closed = True
-            self._writer.wait_merging_threads()
         self._finalizer()
 
     def __enter__(self) -> Self:
@@ -413,50 +465,42 @@ class FullTextIndex:
             return
         seqs = [op.seq for op in ops if op.seq is not None]
         changes = [op for op in ops if op.label is not None]
-        if changes:
-            writer = self._writer
-            try:
-                for op in changes:
-                    writer.delete_documents_by_term(LABEL, op.label)
-                    if op.entry is not None:
-                        writer.add_document(
-                            tantivy.Document(
-                                label=op.entry.label,
-                                container=op.entry.container,
-                                text=op.entry.text,
-                            )
-                        )
-                writer.commit()
-            except Exception as error:
-                # Undo what the writer holds, put the batch back in front, keep the tail:
-                # searches still see the writes, and the next commit retries them.
-                with contextlib.suppress(Exception):
-                    writer.rollback()
-                with self._state:
-                    self._ops = ops + self._ops
-                    self._in_flight = 0
-                    self._first_op_at = time.monotonic()
-                self.last_commit_error = error
-                raise
+        by_shard: dict[str, list[_Op]] = {}
+        for op in changes:
+            by_shard.setdefault(op.shard, []).append(op)
+        with self._state:
+            shards = {key: self._shards[key] for key in by_shard}
         try:
-            if changes:
-                self._index.reload()
-                searcher = self._index.searcher()
-                stats = disk_stats(searcher)
-                with self._state:
-                    # The tail lets go of these documents as searches start seeing them on disk.
-                    for op in changes:
-                        assert op.label is not None
-                        if op.entry is not None:
-                            if self._tail.get(op.label) is op.entry:
-                                self._tail.drop(op.label)
-                        elif self._hidden.get(op.label) is op:
-                            del self._hidden[op.label]
-                    self._searcher, self._stats = searcher, stats
-                    self._visible_seq = max(self._visible_seq, *seqs, 0)
-            else:
-                with self._state:
-                    self._visible_seq = max(self._visible_seq, *seqs, 0)
+            for key, shard_ops in by_shard.items():
+                shards[key].commit(
+                    [(op.label, op.entry) for op in shard_ops if op.label is not None],
+                    self._heap_size,
+                )
+        except Exception as error:
+            # Put the batch back in front and keep the tails: searches still see the writes,
+            # and the next commit retries them (upserts and deletes by label, so a shard that
+            # did commit takes them again harmlessly).
+            with self._state:
+                self._ops = ops + self._ops
+                self._in_flight = 0
+                self._first_op_at = time.monotonic()
+            self.last_commit_error = error
+            raise
+        try:
+            fresh = {key: shard.refreshed() for key, shard in shards.items()}
+            with self._state:
+                # Each tail lets go of these documents as searches start seeing them on disk.
+                for op in changes:
+                    assert op.label is not None
+                    if op.entry is not None:
+                        tail = shards[op.shard].tail
+                        if tail.get(op.label) is op.entry:
+                            tail.drop(op.label)
+                    elif self._hidden.get(op.label) is op:
+                        del self._hidden[op.label]
+                for key, (searcher, stats) in fresh.items():
+                    shards[key].searcher, shards[key].stats = searcher, stats
+                self._visible_seq = max(self._visible_seq, *seqs, 0)
             self.last_commit_error = None
             if seqs:
                 self._flushed_seq = max(self._flushed_seq, *seqs)
@@ -475,23 +519,27 @@ class FullTextIndex:
             write_sidecar(self.directory, seq)
             self._last_seq = seq
 
-    def _rebuild_from_disk(self) -> None:
-        """Copy the live documents into a fresh index and swap it in; caller holds ``_write``."""
-        root = self.directory
+    def _rebuild_from_disk(self, key: str) -> None:
+        """Copy the live documents of shard ``key`` into a fresh index and swap it in, or
+        remove the shard if it holds none; caller holds ``_write``."""
+        with self._state:
+            shard = self._shards[key]
+        root = shard.path
+        if shard.searcher.num_docs == 0:  # the deletes are committed: nothing survives on disk
+            with self._state:
+                if not shard.tail.entries:
+                    del self._shards[key]
+                    shard.remove()
+                    return
         fresh_path = root / NEW_DIR
-        write_live_copy(self._index, fresh_path, self._heap_size)
-        # The old writer must let go of its directory before the swap.
-        self._writer.wait_merging_threads()
+        write_live_copy(shard.index, fresh_path, self._heap_size)
         os.rename(root / INDEX_DIR, root / OLD_DIR)
         os.rename(fresh_path, root / INDEX_DIR)
         fsync_path(root)
-        index, _ = open_index(root / INDEX_DIR)
-        self._writer = open_writer(index, self._heap_size)
-        searcher = index.searcher()
-        stats = disk_stats(searcher)
+        index, searcher, stats = shard.reopen()
         with self._state:
-            self._index = index
-            self._searcher, self._stats = searcher, stats
+            shard.index = index
+            shard.searcher, shard.stats = searcher, stats
         shutil.rmtree(root / OLD_DIR)
         fsync_path(root)
 

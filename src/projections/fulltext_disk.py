@@ -3,8 +3,10 @@
 Layout::
 
     <directory>/writer.lock    flock held while open
-    <directory>/fulltext.json  {"format": 2, "last_seq": n}; another format: rebuilt from the log
-    <directory>/index/         the tantivy index (index.new/, index.old/ only during a purge)
+    <directory>/fulltext.json  {"format": 3, "last_seq": n}; another format: rebuilt from the log
+    <directory>/shards/<key>/index/
+                               one container's tantivy index (``fulltext_shards``); index.new/,
+                               index.old/ beside it only during a purge
 """
 
 from __future__ import annotations
@@ -44,7 +46,9 @@ __all__ = [
     "write_sidecar",
 ]
 
-FORMAT = 2  # 2: the text field is analysed by ``analysis.ANALYZER`` (stop words, stemming)
+# 2: the text field is analysed by ``analysis.ANALYZER`` (stop words, stemming); 3: one index
+# per container
+FORMAT = 3
 INDEX_DIR = "index"
 NEW_DIR = "index.new"
 OLD_DIR = "index.old"
@@ -178,7 +182,7 @@ def write_live_copy(index: tantivy.Index, fresh_path: Path, heap_size: int) -> N
 
 
 def finish_interrupted_purge(root: Path) -> None:
-    """Complete or undo a purge that a crash cut short (see
+    """Complete or undo a purge that a crash cut short in the shard at ``root`` (see
     ``FullTextIndex._rebuild_from_disk``)."""
     current, fresh, old = root / INDEX_DIR, root / NEW_DIR, root / OLD_DIR
     if old.exists():

@@ -331,10 +331,12 @@ class FullTextProjection:
 
     def apply(self, records: Sequence[StoredRecord]) -> None:
         docs: list[TextDoc] = []
-        # The labels of erasures in a row, purged together: a purge rewrites the index, and
-        # erasing a container records one erasure per chain and document.
+        # The labels of erasures in a row, purged together: a purge rewrites the shards it
+        # touches, and erasing a container records one erasure per chain and document. Their
+        # container, when they share one, says which shard to look in.
         erased: list[int] = []
         erased_seq = 0
+        containers: set[str | None] = set()
         for stored in records:
             event = stored.record.event
             if isinstance(event, SubjectErased):
@@ -343,21 +345,26 @@ class FullTextProjection:
                     docs = []
                 erased += self._source.erased(event)
                 erased_seq = stored.seq
+                containers.add(event.container_tag)
                 continue
             if erased_seq:
-                self.index.purge(erased, seq=erased_seq)
-                erased, erased_seq = [], 0
+                self._purge(erased, erased_seq, containers)
+                erased, erased_seq, containers = [], 0, set()
             docs.extend(
                 TextDoc(e.label, e.container_tag, e.text)
                 for e in self._source.entries(stored, vectors=False)
             )
         if erased_seq:
-            self.index.purge(erased, seq=erased_seq)
+            self._purge(erased, erased_seq, containers)
         if docs:
             self.index.add(docs, seq=records[-1].seq)
         else:
             self.index.advance(records[-1].seq)
         self._applied = records[-1].seq
+
+    def _purge(self, labels: list[int], seq: int, containers: set[str | None]) -> None:
+        container = next(iter(containers)) if len(containers) == 1 else None
+        self.index.purge(labels, seq=seq, container=container)
 
     def reset(self) -> None:
         self.index.close()

@@ -10,8 +10,11 @@ digest must equal the digest of what was sent. A reranked recall is reranked aga
 cross-encoder over the same pool: its scores and ranks must equal the recorded ones too.
 
 A trace is *unverifiable*, and left out of the figure, when erasure took what it needs: its
-query's container key, or any subject that existed when it ran (its text fed the indexes'
-statistics, and perhaps the answer). Erasure is meant to make that unrecoverable. So is a trace
+query's container key, or any subject of its container that existed when it ran (its text fed
+the container's index statistics, and perhaps the answer). Erasure is meant to make that
+unrecoverable. A container's recall reads only that container's data (its own full-text
+shard, its own exact vector scan), so another container's erasure leaves it verifiable; a
+recall across every container is unverifiable after any erasure of a subject that existed. So is a trace
 ranked by another version of the ranking rules (``recall.RANKING``) than this build's, and a
 reranked one when this build's reranker is another model, or its files are not installed here.
 """
@@ -85,7 +88,7 @@ class FidelityReport(msgspec.Struct, frozen=True, kw_only=True):
 class _History(msgspec.Struct):
     recalls: list[StoredRecord]
     injections: dict[str, list[ContextInjected]]
-    erasures: list[tuple[int, str]]  # (seq, subject)
+    erasures: list[tuple[int, str, str | None]]  # (seq, subject, its container if known)
     first_seen: dict[str, int]  # subject -> seq of the first record naming it
 
 
@@ -167,7 +170,7 @@ def _needs(event: RecallPerformed) -> dict[str, int]:
 def _check(world: World, stored: StoredRecord, history: _History) -> TraceCheck:
     event = _event(stored)
     base = TraceCheck(trace_id=event.recall_id, seq=stored.seq, origin=event.origin, status="exact")
-    lost = _erased_since(stored.seq, history)
+    lost = _erased_since(stored.seq, event.container_tag, history)
     query = world.sealer.open_text(event.query)
     if query is None:
         lost.insert(0, f"the query's container {event.container_tag!r} was erased")
@@ -265,11 +268,16 @@ def _close(was: Candidate, now: Candidate, field: str) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def _erased_since(seq: int, history: _History) -> list[str]:
+def _erased_since(seq: int, container: str | None, history: _History) -> list[str]:
+    """The erasures after ``seq`` of subjects that existed at ``seq`` and that a recall in
+    ``container`` (None: across every container) read: those of that container, or of an
+    unknown one."""
     return [
         f"{subject} existed then and was erased at seq {at}"
-        for at, subject in history.erasures
-        if at > seq and history.first_seen.get(subject, at) < seq
+        for at, subject, of in history.erasures
+        if at > seq
+        and history.first_seen.get(subject, at) < seq
+        and (container is None or of is None or of == container)
     ]
 
 
@@ -277,7 +285,7 @@ def _scan(log: EventLog) -> _History:
     """One pass over the log: the recalls, what was injected from them, and the erasures."""
     recalls: list[StoredRecord] = []
     injections: defaultdict[str, list[ContextInjected]] = defaultdict(list)
-    erasures: list[tuple[int, str]] = []
+    erasures: list[tuple[int, str, str | None]] = []
     first_seen: dict[str, int] = {}
     for stored in log.read():
         event = stored.record.event
@@ -291,7 +299,7 @@ def _scan(log: EventLog) -> _History:
             case ContextInjected():
                 injections[event.recall_id].append(event)
             case SubjectErased():
-                erasures.append((stored.seq, event.subject))
+                erasures.append((stored.seq, event.subject, event.container_tag))
     return _History(recalls, dict(injections), erasures, first_seen)
 
 

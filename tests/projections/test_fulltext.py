@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from mnemolog.errors import DataDirLocked
 from mnemolog.projections.fulltext import FullTextIndex, TextDoc
+from mnemolog.projections.fulltext_shards import SHARDS_DIR, shard_key
 
 WORDS = ["river", "stone", "garden", "lamp", "window", "orange", "violin", "paper", "tower"]
 
@@ -38,6 +39,10 @@ def labels(hits: list[tuple[int, float]]) -> list[int]:
 
 def files_containing(root: Path, needle: bytes) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def shard_dir(root: Path, container: str = "c1") -> Path:
+    return root / SHARDS_DIR / shard_key(container)
 
 
 @pytest.fixture
@@ -112,7 +117,7 @@ def test_writes_are_read_before_any_disk_commit(index: FullTextIndex) -> None:
     index.add([TextDoc(1, "c1", "unpublished thought about tides")], seq=1)
     assert index.pending > 0
     assert labels(index.search("tides", 5)) == [1]
-    assert not list((index.directory / "index").glob("*.store"))  # nothing committed yet
+    assert not list(index.directory.rglob("*.store"))  # nothing committed yet
     assert index.last_seq == 0
 
 
@@ -279,7 +284,8 @@ def test_purge_leaves_no_trace_in_any_file(tmp_path: Path) -> None:
         assert labels(index.search("survivor", 5)) == [2]
         assert index.search(canary.decode(), 5) == []
         index.add([TextDoc(3, "c1", "written after the purge")], seq=6)
-    assert sorted(p.name for p in root.iterdir()) == ["fulltext.json", "index", "writer.lock"]
+    assert sorted(p.name for p in root.iterdir()) == ["fulltext.json", "shards", "writer.lock"]
+    assert sorted(p.name for p in shard_dir(root).iterdir()) == ["index"]
     with FullTextIndex(root, background=False) as reopened:
         assert reopened.last_seq == 6
         assert labels(reopened.search("survivor", 5)) == [2]
@@ -299,17 +305,18 @@ def test_a_purge_cut_short_between_its_renames_is_completed(tmp_path: Path) -> N
     root = tmp_path / "ft"
     with FullTextIndex(root, background=False) as index:
         index.add([TextDoc(1, "c1", "kept record")], seq=1)
-    os.rename(root / "index", root / "index.old")
-    shutil.copytree(root / "index.old", root / "index.new")
+    shard = shard_dir(root)
+    os.rename(shard / "index", shard / "index.old")
+    shutil.copytree(shard / "index.old", shard / "index.new")
     with FullTextIndex(root, background=False) as reopened:
         assert labels(reopened.search("record", 5)) == [1]
-    assert sorted(p.name for p in root.iterdir()) == ["fulltext.json", "index", "writer.lock"]
+    assert sorted(p.name for p in shard.iterdir()) == ["index"]
 
 
 def test_a_damaged_index_is_wiped_and_replayed_from_zero(tmp_path: Path) -> None:
     with FullTextIndex(tmp_path, background=False) as index:
         index.add([TextDoc(1, "c1", "soon damaged")], seq=5)
-    (tmp_path / "index" / "meta.json").write_text("{not json")
+    (shard_dir(tmp_path) / "index" / "meta.json").write_text("{not json")
     reopened = FullTextIndex(tmp_path, background=False)
     assert reopened.last_seq == 0  # the owner replays the whole log
     assert reopened.search("damaged", 5) == []
@@ -434,3 +441,59 @@ def test_every_write_stays_visible_across_background_commits(tmp_path: Path) -> 
         assert len(index.search("shared", 1000)) == 200
     with FullTextIndex(tmp_path, background=False) as reopened:
         assert len(reopened.search("shared", 1000)) == 200
+
+
+def test_a_containers_scores_are_its_own(tmp_path: Path) -> None:
+    """BM25 statistics are per container: another container's writes and erasure leave every
+    score of this one unchanged, in the tail and on disk."""
+    mine = [
+        TextDoc(1, "mine", "the lighthouse keeper paints the tower"),
+        TextDoc(2, "mine", "a tower of paper by the window"),
+        *corpus(30, "mine", start=1000),
+    ]
+    theirs = [
+        *corpus(300, "theirs", start=5000),
+        *(TextDoc(9000 + i, "theirs", "tower tower lighthouse") for i in range(40)),
+    ]
+    query = "lighthouse tower paper"
+    with (
+        FullTextIndex(tmp_path / "alone", background=False) as alone,
+        FullTextIndex(tmp_path / "shared", background=False) as shared,
+    ):
+        alone.add(mine, seq=1)
+        shared.add(mine, seq=1)
+        shared.add(theirs, seq=2)
+        expected = alone.search(query, 10, container="mine")
+        assert labels(expected)[:2] == [1, 2]
+        assert shared.search(query, 10, container="mine") == expected  # both in the tail
+        alone.commit()
+        shared.commit()
+        expected = alone.search(query, 10, container="mine")
+        assert shared.search(query, 10, container="mine") == expected
+        assert shared.search_rare(query, 10, count=1, container="mine") == alone.search_rare(
+            query, 10, count=1, container="mine"
+        )
+        # Across containers the lists are merged: theirs are there too.
+        assert {9000, 1} <= set(labels(shared.search(query, 60)))
+
+        shared.purge([doc.label for doc in theirs], seq=3, container="theirs")
+        assert shared.search(query, 10, container="mine") == expected
+        assert not shard_dir(shared.directory, "theirs").exists()
+        assert shared.search(query, 10, container="theirs") == []
+
+
+def test_an_index_shared_by_every_container_is_rebuilt_from_the_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Format 2 kept one index for every container, scored with statistics of them all.
+    with FullTextIndex(tmp_path, background=False) as index:
+        index.add([TextDoc(1, "c1", "researching agencies")], seq=5)
+    shutil.move(shard_dir(tmp_path) / "index", tmp_path / "index")
+    shutil.rmtree(tmp_path / SHARDS_DIR)
+    (tmp_path / "fulltext.json").write_text('{"format": 2, "last_seq": 5}')
+    with FullTextIndex(tmp_path, background=False) as reopened:
+        assert "has another format: it is rebuilt from the log" in caplog.text
+        assert reopened.last_seq == 0
+        assert not (tmp_path / "index").exists()
+        reopened.add([TextDoc(1, "c1", "researching agencies")], seq=5)
+        assert labels(reopened.search("research", 5)) == [1]

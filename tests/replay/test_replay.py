@@ -280,3 +280,46 @@ def test_unknown_trace_and_bad_instants_are_usage_errors(history: History) -> No
     assert runner.invoke(main, [*base]).exit_code == 2
     assert runner.invoke(main, [*base, "--as-of", history.at["erased"]]).exit_code == 0
     assert not any(scratch_root(history.data_dir).iterdir())  # scratch folders are removed
+
+
+def test_erasing_one_container_leaves_every_other_containers_traces_exact(
+    tmp_path: Path,
+) -> None:
+    """A container's recall reads only its own data: after another container is erased, its
+    recalls are reproduced exactly, scores included, and only the erased container's are
+    unverifiable."""
+    from mnemolog.memory.agents import Caller
+
+    data_dir = tmp_path / "data"
+    runtime = Runtime(Settings(data_dir=data_dir, embedder="quality"))
+    core, recall = runtime.core, runtime.core.recall
+    shared_words = [
+        "The garden tap leaks near the shed",
+        "Repaint the shed door before winter",
+        "The tap water tastes of iron",
+        "Order seeds for the vegetable garden",
+    ]
+    for tag in ("erased-one", "kept-one"):
+        core.writes.write(
+            tag, [NewMemory(content=f"{text} ({tag})") for text in shared_words], ACTOR
+        )
+    # The erased container is the larger one: its words weighed on every shared statistic.
+    core.writes.write(
+        "erased-one",
+        [NewMemory(content=f"The shed tap and the garden gate, note {n}") for n in range(30)],
+        ACTOR,
+    )
+    for tag in ("erased-one", "kept-one", "kept-one"):
+        for query in ("garden tap", "shed door winter"):
+            recall.search(RecallRequest(q=query, container_tag=tag), origin="rest", actor=ACTOR)
+    core.erasure.container("erased-one", Caller(), force=True)
+    recall.search(
+        RecallRequest(q="tap water", container_tag="kept-one"), origin="rest", actor=ACTOR
+    )
+    runtime.close()
+
+    report = replay(History(data_dir, {}, {}), "--check-traces")
+    traces = report["traces"]
+    assert isinstance(traces, list) and len(traces) == 7
+    assert [t["status"] for t in traces] == ["unverifiable"] * 2 + ["exact"] * 5
+    assert report["differs"] == 0 and report["fidelity"] == 1.0
