@@ -13,8 +13,8 @@ A trace is *unverifiable*, and left out of the figure, when erasure took what it
 query's container key, or any subject of its container that existed when it ran (its text fed
 the container's index statistics, and perhaps the answer). Erasure is meant to make that
 unrecoverable. A container's recall reads only that container's data (its own full-text
-shard, its own exact vector scan), so another container's erasure leaves it verifiable; a
-recall across every container is unverifiable after any erasure of a subject that existed. So is a trace
+shard, its own exact vector scan), so another container's erasure leaves it verifiable; a recall
+across every container is unverifiable after any erasure of a subject that existed. So is a trace
 ranked by another version of the ranking rules (``recall.RANKING``) than this build's, and a
 reranked one when this build's reranker is another model, or its files are not installed here.
 """
