@@ -133,3 +133,31 @@ def test_the_stdio_relay_sends_its_key(
         if s.record.event.__struct_config__.tag == "memory.written"
     ]
     assert record.actor == Actor(agent_id="alice", protocol="mcp")
+
+
+def test_a_session_open_when_its_key_is_revoked_is_refused_from_the_next_call(
+    keyed: tuple[Served, dict[str, str]],
+) -> None:
+    """A long-lived MCP session lives no longer than its key: once the key is revoked, the
+    same session's next call is refused at the door and writes nothing."""
+    served, _ = keyed
+    agents = served.runtime.core.agents
+    carol = agents.add("carol", ["c1"], ADMIN)
+
+    async def body(client: Client) -> dict[str, Any]:
+        added = await ok(client, "add_memory", containerTag="c1", content="Carol's van is green")
+        agents.revoke(carol.key_id, ADMIN)
+        before = served.head()
+        try:
+            await client.call_tool("add_memory", {"containerTag": "c1", "content": "After"})
+            after: Exception | None = None
+        except MCPError as exc:
+            after = exc
+        return {"added": added, "after": after, "before": before}
+
+    seen = keyed_session(served.mcp_url, carol.token, body)
+    assert seen["added"]["id"]
+    # Refused at the door (the SDK reports the 401 as an error response): the session did not
+    # outlive its key.
+    assert isinstance(seen["after"], MCPError)
+    assert served.head() == seen["before"]
