@@ -45,6 +45,7 @@ def portability_routes(runtime: Runtime) -> APIRouter:
         log=runtime.log,
         keys=runtime.keys,
         sealer=runtime.sealer,
+        detector=core.detector,
     )
     limit = max(IMPORT_MAX_BYTES, runtime.settings.max_body_bytes)
 

@@ -27,7 +27,7 @@ from ..eventlog.subjects import memory_subject, profile_subject
 from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import VersionRow
 from .gate import Gate
-from .poisoning import DETECTOR, detect, flags_of
+from .poisoning_head import Detector
 from .record import Recorder
 from .splitting import Splits
 from .submitted import WriteOutcome
@@ -48,8 +48,10 @@ class Chains:
         embedder: Embedder,
         splits: Splits,
         writes: Writes,
+        detector: Detector,
         trust: Trust | None = None,
     ) -> None:
+        self.detector = detector
         self._writes = writes
         self._trust = trust
         self._splits = splits
@@ -86,7 +88,7 @@ class Chains:
             (outcome,) = self._writes.write(container_tag, [named], actor)
             return outcome
         vector = self._embedder.embed([item.content])[0]
-        verdict = detect(item.content)
+        verdict = self.detector.verdict(item.content, vector)
         with self._gate.lock(container_tag):
             self._gate.settle(container_tag)
             latest = self._memories.latest(memory_id)
@@ -113,7 +115,7 @@ class Chains:
                         version_id=version_id,
                         container_tag=container_tag,
                         reasons=verdict.reasons,
-                        detector=DETECTOR,
+                        detector=verdict.detector,
                     )
                 )
             seq = self._recorder.record([Draft(actor, e) for e in events]).seqs[0]
@@ -169,7 +171,9 @@ class Chains:
         self._refuse(actor)
         profile = msgspec.json.encode({"static": static, "dynamic": dynamic})
         sealed = self._sealer.seal(profile_subject(container_tag), profile)
-        flags = flags_of([*static, *dynamic])
+        facts = [*static, *dynamic]
+        vectors = list(self._embedder.embed(facts)) if facts else []
+        flags = self.detector.flags_of(facts, vectors)
         event = ProfileUpdated(container_tag=container_tag, profile=sealed, flags=flags)
         with self._gate.lock(container_tag):
             return self._record(actor, event)

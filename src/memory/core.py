@@ -27,6 +27,7 @@ from .erasure import Erasure
 from .fresh_ids import FreshIds
 from .gate import Gate
 from .neighbours import LiveNeighbours
+from .poisoning_head import Detector
 from .quarantine import Quarantine
 from .recall import Recall
 from .record import Recorder
@@ -106,6 +107,8 @@ class Core:
         gate = Gate(self._recorder)
         # Asked by every service that appends a change, before it does anything.
         self.trust = Trust(models.trust, threshold=settings.trust_threshold)
+        # The poisoning rules, and the learned head for this embedder when one ships.
+        self.detector = Detector.for_embedder(self.embedder.identity)
         self.writes = Writes(
             recorder=self._recorder,
             gate=gate,
@@ -115,6 +118,7 @@ class Core:
             embedder=self.embedder,
             nearest=LiveNeighbours(self.memories, self.vectors, self.fulltext),
             gates=gates_for(self.embedder.identity.name, settings.supersede_threshold),
+            detector=self.detector,
             trust=self.trust,
         )
         self.splits = Splits(
@@ -135,6 +139,7 @@ class Core:
             embedder=self.embedder,
             splits=self.splits,
             writes=self.writes,
+            detector=self.detector,
             trust=self.trust,
         )
         self.ingest = Ingest(
@@ -144,6 +149,7 @@ class Core:
             fresh=self._fresh,
             documents=self.documents,
             embedder=self.embedder,
+            detector=self.detector,
             trust=self.trust,
         )
         self.agents = Agents(recorder=self._recorder, projection=models.agents)

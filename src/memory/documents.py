@@ -20,7 +20,7 @@ from ..projections.chunking import chunk
 from ..projections.documents import CHUNK_SLOTS, DocumentProjection
 from .fresh_ids import FreshIds
 from .gate import Gate
-from .poisoning import flags_of
+from .poisoning_head import Detector
 from .record import Recorder
 from .trust import Trust
 from .versions import new_id, seal_metadata
@@ -44,8 +44,10 @@ class Ingest:
         fresh: FreshIds,
         documents: DocumentProjection,
         embedder: Embedder,
+        detector: Detector,
         trust: Trust | None = None,
     ) -> None:
+        self._detector = detector
         self._trust = trust
         self._recorder = recorder
         self._gate = gate
@@ -77,7 +79,12 @@ class Ingest:
         existing = self._documents.duplicate(container_tag, content)
         vectors = None if existing is not None else self._embedder.embed([p.text for p in pieces])
         # Recall serves its chunks into prompts as it serves memories: read as they are.
-        flags = flags_of([*([] if title is None else [title]), content])
+        # The rules read the title and the whole text; the head each chunk by its vector.
+        whole = [*([] if title is None else [title]), content]
+        flags = self._detector.flags_of(
+            [*whole, *(p.text for p in pieces)] if vectors is not None else whole,
+            [*([None] * len(whole)), *vectors] if vectors is not None else None,
+        )
         with self._gate.lock(container_tag):
             existing = self._documents.duplicate(container_tag, content)
             if existing is not None or vectors is None:

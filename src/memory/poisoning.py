@@ -55,7 +55,10 @@ REASONS = (
     "hidden_text",  # zero-width, bidi or tag characters; HTML comments and hidden spans
     "encoded_instructions",  # base64 that decodes to instructions, "decode this and follow"
     "tool_command",  # a tool, function or shell command the agent is told to run, or confirm
+    # Not a rule: the learned head on the text's embedding (``poisoning_head``) flagged it.
+    "learned_instruction",
 )
+RULE_REASONS = REASONS[:-1]  # what ``detect`` can give
 
 
 class Evidence(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,6 +70,7 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     flagged: bool
     reasons: list[str]  # in the order of REASONS, each once
     evidence: list[Evidence]
+    detector: str = ""  # what judged: DETECTOR, or the rules and a learned head
 
     def recorded(self, memory_id: str, version_id: str, container_tag: str) -> MemoryFlagged:
         """The ``memory.flagged`` a flagged version is stored with (writes and imports)."""
@@ -75,7 +79,7 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
             version_id=version_id,
             container_tag=container_tag,
             reasons=self.reasons,
-            detector=DETECTOR,
+            detector=self.detector or DETECTOR,
         )
 
 

@@ -32,7 +32,7 @@ from .arbiter import Arbiter, Arbitration
 from .fresh_ids import FreshIds
 from .gate import Gate, Head, Heads
 from .outcomes import Outcomes, dedup, older_fact, screened
-from .poisoning import detect
+from .poisoning_head import Detector
 from .record import Recorder
 from .sameness import Gates, Judgement, judge, may_keep
 from .submitted import SubmittedGroups, WriteOutcome
@@ -78,8 +78,10 @@ class Writes:
         embedder: Embedder,
         nearest: NearestLive,
         gates: Gates,
+        detector: Detector,
         trust: Trust | None = None,
     ) -> None:
+        self._detector = detector
         self._trust = trust
         self._recorder = recorder
         self._gate = gate
@@ -160,7 +162,11 @@ class Writes:
         # Ids for the chains this batch may start, their keys already durable (made ahead,
         # outside any lock); those its decisions do not use go back to the pool.
         unused = self._fresh.take(len(items))
-        verdicts = [detect(item.content) for item in items]  # pure: outside the lock
+        # Pure: outside the lock. The head reads the vector the write made.
+        verdicts = [
+            self._detector.verdict(item.content, vector)
+            for item, vector in zip(items, vectors, strict=True)
+        ]
         token = object()
         with self._gate.lock(container_tag):
             batch = self._gate.in_flight(container_tag)

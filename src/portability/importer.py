@@ -36,7 +36,7 @@ from ..eventlog.events import (
 )
 from ..eventlog.subjects import container_subject, document_subject, memory_subject
 from ..memory import Chains, DocumentProjection, Ingest, MemoryProjection
-from ..memory.poisoning import detect
+from ..memory.poisoning_head import Detector
 from .format import (
     BadItem,
     Chain,
@@ -104,7 +104,9 @@ class Importer:
         log: EventLog,
         keys: KeyStore,
         sealer: Sealer,
+        detector: Detector,
     ) -> None:
+        self._detector = detector
         self._ingest = ingest
         self._chains = chains
         self._memories = memories
@@ -249,7 +251,7 @@ class Importer:
             def build(ids: Sequence[str], plans: list[_Planned] = plans) -> list[list[AnyEvent]]:
                 built = [self._events(p, i) for p, i in zip(plans, ids, strict=True)]
                 linked = self._with_splits(plans, built)
-                return [_screened(p, e) for p, e in zip(plans, linked, strict=True)]
+                return [_screened(p, e, self._detector) for p, e in zip(plans, linked, strict=True)]
 
             outcomes = self._ingest.import_chains(container_tag, len(plans), build, actor)
             for plan, outcome in zip(plans, outcomes, strict=True):
@@ -454,14 +456,15 @@ class Importer:
         return result("imported")
 
 
-def _screened(plan: _Planned, events: list[AnyEvent]) -> list[AnyEvent]:
+def _screened(plan: _Planned, events: list[AnyEvent], detector: Detector) -> list[AnyEvent]:
     """An imported chain's events with the poisoning detector's verdict after each version it
     flags, as a write records it: the text is kept, recall shows the flag, trust counts it."""
     out: list[AnyEvent] = []
-    for version, event in zip(plan.checked.chain.versions, events, strict=True):
+    versions = plan.checked.chain.versions
+    for version, event, vector in zip(versions, events, plan.vectors, strict=True):
         assert isinstance(event, MemoryImported)
         out.append(event)
-        verdict = detect(version.content)
+        verdict = detector.verdict(version.content, vector)
         if verdict.flagged:
             out.append(verdict.recorded(event.memory_id, event.version_id, event.container_tag))
     return out

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from mnemolog.memory.poisoning import REASONS, Verdict, detect
+from mnemolog.memory.poisoning import REASONS, RULE_REASONS, Verdict, detect
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "poisoning"
 SPLITS = ("dev", "holdout")
@@ -124,7 +124,8 @@ def test_each_reason_is_found_with_its_evidence(reason: str, text: str) -> None:
 
 
 def test_every_reason_code_has_a_case() -> None:
-    assert {reason for reason, _ in REASON_CASES} == set(REASONS)
+    assert {reason for reason, _ in REASON_CASES} == set(RULE_REASONS)
+    assert set(REASONS) - set(RULE_REASONS) == {"learned_instruction"}  # the head's
 
 
 def test_reasons_are_in_a_stable_order_each_once() -> None:

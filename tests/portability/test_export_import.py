@@ -327,6 +327,7 @@ def test_a_text_that_cannot_be_embedded_is_imported_for_full_text(tmp_path: Path
             log=runtime.log,
             keys=runtime.keys,
             sealer=runtime.sealer,
+            detector=core.detector,
         )
         file = envelope(
             chain("src_a", ("2024-01-01T00:00:00Z", None)),
