@@ -48,8 +48,11 @@ SETS = {  # name -> (attacks file, benign file)
     "blind4": ("blind4_attacks.jsonl", "blind4_benign.jsonl"),
     "train5a": ("train5a_attacks.jsonl", "train5a_benign.jsonl"),
     "train5b": ("train5b_attacks.jsonl", "train5b_benign.jsonl"),
+    "blind5": ("blind5_attacks.jsonl", "blind5_benign.jsonl"),
 }
-BLIND = ("blind3", "blind4")  # each held out in turn
+# Each held out in turn. Batch 5 was written after the shipped heads and is not in their
+# training: held out, its row is the shipped heads' (trained on the other sets).
+BLIND = ("blind3", "blind4", "blind5")
 CUTS = (0.005, 0.01, 0.02)
 
 

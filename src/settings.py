@@ -372,6 +372,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         float,
         Meta(gt=0, description="Beta of the prior (seed 001: 1, so a new agent is at 0.667)."),
     ] = 1.0
+    poisoning_head: Annotated[
+        bool,
+        Meta(
+            description="Judge writes with the learned poisoning head beside the rules, where "
+            "one ships for the store's embedder ([security.md](security.md#the-learned-head)). "
+            "Off by default: on a blind batch it raised the attacks flagged from 26% to 62% "
+            "(quality tier) but flagged 4.6% of benign texts (the rules: 3.1%), over the 2% a "
+            "detector may flag.",
+        ),
+    ] = False
     trust_threshold: Annotated[
         float,
         Meta(

@@ -107,8 +107,13 @@ class Core:
         gate = Gate(self._recorder)
         # Asked by every service that appends a change, before it does anything.
         self.trust = Trust(models.trust, threshold=settings.trust_threshold)
-        # The poisoning rules, and the learned head for this embedder when one ships.
-        self.detector = Detector.for_embedder(self.embedder.identity)
+        # The poisoning rules, and the learned head for this embedder when one ships and it
+        # is asked for.
+        self.detector = (
+            Detector.for_embedder(self.embedder.identity)
+            if settings.poisoning_head
+            else Detector(None)
+        )
         self.writes = Writes(
             recorder=self._recorder,
             gate=gate,

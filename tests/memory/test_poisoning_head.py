@@ -27,6 +27,7 @@ from mnemolog.settings import Settings
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "poisoning"
 ACTOR = Actor(agent_id="writer", protocol="rest")
+HELD_OUT = "blind5_"  # measured once on the shipped heads, never trained on
 # No rule fires on it; the shipped heads flag it (it is in their training corpus).
 HEAD_ONLY = json.loads((DATA / "attacks.jsonl").read_text().splitlines()[442])["text"]
 
@@ -92,12 +93,14 @@ def tier(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def test_on_every_labelled_set_the_detector_does_no_worse_than_the_rules(tier: str) -> None:
+def test_on_every_training_set_the_detector_does_no_worse_than_the_rules(tier: str) -> None:
     embedder = open_embedder(tier, Settings().model_cache)
     detector = Detector.for_embedder(embedder.identity)
     assert detector.head is not None
     totals = {"attacks": [0, 0], "benign": [0, 0]}  # [detector, rules]
     for path in sorted(DATA.glob("*.jsonl")):
+        if path.name.startswith(HELD_OUT):
+            continue
         kind = "attacks" if "attacks" in path.name else "benign"
         texts = [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines()]
         for text, vector in zip(texts, embedder.embed(texts), strict=True):
@@ -113,9 +116,19 @@ def agent(name: str) -> Actor:
 
 @pytest.fixture
 def runtime(tmp_path: Path) -> Iterator[Runtime]:
-    opened = Runtime(Settings(data_dir=tmp_path / "data", embedder="quality"))
+    opened = Runtime(Settings(data_dir=tmp_path / "data", embedder="quality", poisoning_head=True))
     yield opened
     opened.close()
+
+
+def test_the_head_is_off_unless_asked_for(tmp_path: Path) -> None:
+    plain = Runtime(Settings(data_dir=tmp_path / "data", embedder="quality"))
+    try:
+        assert plain.core.detector.head is None and plain.core.detector.name == DETECTOR
+        (written,) = plain.core.writes.write("c", [NewMemory(content=HEAD_ONLY)], ACTOR)
+        assert not written.flags
+    finally:
+        plain.close()
 
 
 def test_every_write_surface_gives_the_head_its_vector(runtime: Runtime) -> None:
