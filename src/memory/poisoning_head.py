@@ -24,6 +24,7 @@ the rules decide.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from importlib import resources
 from typing import Final
@@ -64,7 +65,22 @@ class Head(msgspec.Struct, frozen=True, kw_only=True):
     def score(self, vector: NDArray[np.floating], verdict: Verdict) -> float:
         features = head_features(vector, verdict, self.reasons)
         z = float(np.dot(np.asarray(self.weights), features)) + self.bias
-        return 1.0 / (1.0 + float(np.exp(-z)))
+        return 1.0 / (1.0 + math.exp(-z))
+
+
+class _Scorer:
+    """A head's weights laid out for one dot product per text (a write's hot path)."""
+
+    def __init__(self, head: Head) -> None:
+        dimension = head.embedder.dimension
+        self._vector = np.asarray(head.weights[:dimension], dtype=np.float32)
+        self._reasons = dict(zip(head.reasons, head.weights[dimension:], strict=True))
+        self._bias = head.bias
+
+    def __call__(self, vector: NDArray[np.floating], verdict: Verdict) -> float:
+        z = float(np.dot(self._vector, vector)) + self._bias
+        z += sum(self._reasons.get(r, 0.0) for r in verdict.reasons)
+        return 1.0 / (1.0 + math.exp(-z))
 
 
 def head_features(
@@ -98,6 +114,7 @@ class Detector:
 
     def __init__(self, head: Head | None) -> None:
         self.head = head
+        self._score = None if head is None else _Scorer(head)
         # Named in each ``memory.flagged`` event: which rules, and which head, judged.
         self.name = DETECTOR if head is None else f"{DETECTOR}+{head.name}"
 
@@ -113,9 +130,9 @@ class Detector:
         benign (score under ``VETO``), which clears the rules' near misses the head learned
         from the benign corpora. Without, the rules decide."""
         ruled = msgspec.structs.replace(detect(text), detector=self.name)
-        if self.head is None or vector is None:
+        if self.head is None or self._score is None or vector is None:
             return ruled
-        score = self.head.score(vector, ruled)
+        score = self._score(vector, ruled)
         if ruled.flagged:
             if score >= VETO:
                 return ruled
