@@ -13,6 +13,7 @@ from .eventlog.keystore import KeyStore
 from .eventlog.lmdb_log import LmdbEventLog
 from .eventlog.sealing import Sealer
 from .memory.core import Core
+from .proxy.arbiter import UpstreamArbiter
 from .settings import Settings
 
 
@@ -37,20 +38,34 @@ class Runtime:
             try:
                 self.keys = KeyStore(keys_dir(settings.data_dir))
                 self.sealer = Sealer(self.keys)
-                try:
-                    self.core = Core(settings, self.log, self.keys, self.sealer)
-                    # The key that signs log exports: made at the first boot, kept for good.
-                    store_key(settings.data_dir)
-                except BaseException:
-                    self.keys.close()
-                    raise
                 # Opened at the first search that asks for it: a server where no one
                 # reranks never reads the model.
                 self.reranker = CrossEncoder(
                     reranker_dir(settings.model_cache), threads=settings.embedder_threads
                 )
-                self.core.recall.reranker = self.reranker
-                self.core.recall.rerank_pool = settings.rerank_pool
+                # Unsure pairs of the write decision put to the upstream model, when the user
+                # asked for it.
+                self.arbiter = (
+                    UpstreamArbiter(settings)
+                    if settings.arbitration and (settings.upstream_base_url or "").rstrip("/")
+                    else None
+                )
+                try:
+                    self.core = Core(
+                        settings,
+                        self.log,
+                        self.keys,
+                        self.sealer,
+                        reranker=self.reranker,
+                        arbiter=self.arbiter,
+                    )
+                    # The key that signs log exports: made at the first boot, kept for good.
+                    store_key(settings.data_dir)
+                except BaseException:
+                    if self.arbiter is not None:
+                        self.arbiter.close()
+                    self.keys.close()
+                    raise
             except BaseException:
                 self.log.close()
                 raise
@@ -66,6 +81,8 @@ class Runtime:
             self._closed = True
             try:
                 self.reranker.close()
+                if self.arbiter is not None:
+                    self.arbiter.close()
                 self.core.close()
                 self.keys.close()
                 self.log.close()

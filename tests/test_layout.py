@@ -236,3 +236,54 @@ def test_a_loop_between_parts_is_found(tmp_path: Path) -> None:
         (tmp_path / package / "m.py").write_text(line + "\n", encoding="utf-8")
     assert part_loops(tmp_path) == [["api", "proxy", "api"]]
     assert module_loops(tmp_path) == [["api.m", "proxy.m"]]
+
+
+# The services ``memory.core.Core`` (and a replay's ``memory.world.World``) compose: each gets
+# its ports as constructor arguments, so what a service holds is read where it is built.
+COMPOSED = {
+    "agents",
+    "chains",
+    "combiner",
+    "detector",
+    "erasure",
+    "ingest",
+    "quarantine",
+    "recall",
+    "rollbacks",
+    "splits",
+    "trust",
+    "usage",
+    "writes",
+}
+
+
+def patched_after_construction(root: Path) -> list[str]:
+    """Each assignment to an attribute of a composed service (``core.recall.reranker = ...``)
+    under ``root``, as ``file:line: target``."""
+    found: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets = [node.target]
+            else:
+                continue
+            for target in targets:
+                owner = target.value if isinstance(target, ast.Attribute) else None
+                if isinstance(owner, ast.Attribute) and owner.attr in COMPOSED:
+                    where = path.relative_to(root)
+                    found.append(f"{where}:{node.lineno}: {ast.unparse(target)}")
+    return found
+
+
+def test_no_composed_service_is_patched_after_construction() -> None:
+    assert patched_after_construction(SRC) == []
+
+
+def test_a_patch_after_construction_is_found(tmp_path: Path) -> None:
+    (tmp_path / "x.py").write_text(
+        "runtime.core.writes.arbiter = arbiter\nself.recall = Recall()\nx.y = 1\n"
+    )
+    assert patched_after_construction(tmp_path) == ["x.py:1: runtime.core.writes.arbiter"]

@@ -14,7 +14,6 @@ from ..mcp_server import McpHttp
 from ..memory.agents import CALLER_STATE
 from ..memory.agents import LOCAL as LOCAL_CALLER
 from ..proxy import Capture, RecallTool, Services, Upstream, proxy_routes
-from ..proxy.arbiter import UpstreamArbiter
 from ..runtime import Runtime
 from ..serving import remove_address
 from ..web.auth import BearerAuth
@@ -37,9 +36,6 @@ def create_app(runtime: Runtime) -> HostGuard:
     of the FastAPI app."""
     settings = runtime.settings
     upstream = Upstream(settings)
-    # Unsure pairs of the write decision put to the upstream model, when the user asked for it.
-    arbiter = UpstreamArbiter(settings) if settings.arbitration and upstream.configured else None
-    runtime.core.writes.arbiter = arbiter
     # Writes wait on these threads for their durable append: enough of them that concurrent
     # writers queue in the write combiner (and share a batch), not for a thread.
     executor = ThreadPoolExecutor(max_workers=API_THREADS, thread_name_prefix="mnemolog-api")
@@ -52,8 +48,6 @@ def create_app(runtime: Runtime) -> HostGuard:
         async with mcp.running():
             yield
         await upstream.aclose()
-        if arbiter is not None:
-            arbiter.close()
         executor.shutdown(wait=True)
         # Here, not after uvicorn returns: on SIGTERM uvicorn re-raises the signal once it
         # has shut down, which would end the process before the indexes are saved.

@@ -17,7 +17,8 @@ from .core import Core
 from .documents import DocumentOutcome, Ingest
 from .erasure import Erasure, ErasureReceipt
 from .ranking import RANKING
-from .recall import Hit, Origin, Recall, RecallRequest, RecallResult
+from .recall import Recall
+from .recall_messages import Hit, Origin, RecallRequest, RecallResult
 from .render import (
     MEMORIES_RENDERER,
     MEMORY_RENDERERS,

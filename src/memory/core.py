@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..embedding import Embedder, QualityEmbedder, check_pin, open_for_store
 from ..embedding.coalescing import CoalescingEmbedder
+from ..embedding.rerank import Reranker
 from ..errors import EmbedderMismatch
 from ..eventlog import Actor, Draft, EventLog, KeyStore, Sealer
 from ..eventlog.scratch import clear_stale, scratch_root
@@ -20,6 +21,7 @@ from ..projections.runner import ProjectionRunner
 from ..projections.snapshots import Snapshots
 from ..settings import Settings
 from .agents import Agents
+from .arbiter import Arbiter
 from .chains import Chains
 from .combiner import WriteCombiner
 from .documents import Ingest
@@ -42,7 +44,18 @@ SYSTEM = Actor(agent_id="mnemolog", protocol="system")
 
 
 class Core:
-    def __init__(self, settings: Settings, log: EventLog, keys: KeyStore, sealer: Sealer) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        log: EventLog,
+        keys: KeyStore,
+        sealer: Sealer,
+        *,
+        reranker: Reranker | None = None,
+        arbiter: Arbiter | None = None,
+    ) -> None:
+        """``reranker`` and ``arbiter``: the optional ports, owned by the shell that made them
+        (``runtime.py``); every service gets what it uses here, at construction."""
         root = settings.data_dir / "projections"
         self.memories = MemoryProjection(root / "memories.sqlite3", sealer)
         try:
@@ -125,6 +138,7 @@ class Core:
             gates=gates_for(self.embedder.identity.name, settings.supersede_threshold),
             detector=self.detector,
             trust=self.trust,
+            arbiter=arbiter,
         )
         self.splits = Splits(
             recorder=self._recorder,
@@ -187,24 +201,19 @@ class Core:
         )
         # REST writes arriving together for one container share one decision batch.
         self.combiner = WriteCombiner(self.writes)
-        self.recall = Recall(
+        self.recall = Recall.over(
+            models,
             recorder=self._recorder,
             sealer=sealer,
             embedder=self.embedder,
-            memories=self.memories,
-            vectors=self.vectors,
-            fulltext=self.fulltext,
-            context_fulltext=self.context_fulltext,
-            documents=self.documents,
-            document_vectors=self.document_vectors,
-            document_fulltext=self.document_fulltext,
-            trust=models.trust,
+            hidden=self.quarantine.hidden,
+            hidden_chunks=self.quarantine.hidden_chunks,
+            reranker=reranker,
+            rerank_pool=settings.rerank_pool,
         )
         self.usage = Usage(
             recorder=self._recorder, recall=self.recall, traces=self.traces, memories=self.memories
         )
-        self.recall.hidden = self.quarantine.hidden
-        self.recall.hidden_chunks = self.quarantine.hidden_chunks
 
     def close(self) -> None:
         self._fresh.close()

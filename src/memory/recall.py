@@ -18,7 +18,6 @@ import uuid
 from collections.abc import Callable, Hashable, Iterator
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future
-from typing import Literal
 
 import msgspec
 import numpy as np
@@ -30,11 +29,12 @@ from ..errors import RerankerUnavailable
 from ..eventlog import Actor, Appended, Draft, Sealer
 from ..eventlog.events import Candidate, RecallPerformed
 from ..eventlog.subjects import container_subject
-from ..projections.documents import ChunkRow, DocumentProjection
+from ..projections.documents import DocumentProjection
 from ..projections.fulltext import FullTextIndex
 from ..projections.indexes import FullTextProjection, VectorProjection
 from ..projections.memories import MemoryProjection
 from ..projections.memory_rows import VersionRow
+from ..projections.readmodels import ReadModels
 from ..projections.trust import TrustProjection
 from ..projections.trust_rows import Carried
 from ..projections.vector_exact import unit
@@ -56,56 +56,8 @@ from .ranking import (
     rerank,
     with_contexts,
 )
+from .recall_messages import Hit, Origin, RecallRequest, RecallResult, chunk_trace_id
 from .record import Recorder
-
-Origin = Literal["rest", "proxy", "mcp", "capture", "import"]
-Mode = Literal["memories", "documents", "hybrid"]
-
-
-class RecallRequest(msgspec.Struct, frozen=True, kw_only=True):
-    q: str
-    container_tag: str | None = None
-    limit: int = 10
-    mode: Mode = "memories"
-    recency: bool = True
-    diversify: bool | None = None
-    as_of: int | None = None  # record time, UTC ns: what was known then
-    # Fact time, UTC ns: of each chain, the version observed last at or before it (what was
-    # true then, by what is known now, or at ``as_of``).
-    fact_as_of: int | None = None
-    include_forgotten: bool = False
-    # Rescore the head of the fused order with the cross-encoder; ``rerank_pool`` is how many
-    # (None: the recall's configured pool).
-    rerank: bool = False
-    rerank_pool: int | None = None
-    # Serve only memories whose carried trust (the least of their sources') is at least this.
-    min_trust: float | None = None
-
-
-class Hit(msgspec.Struct, frozen=True, kw_only=True):
-    """A served result: a memory version or a document chunk."""
-
-    similarity: float
-    score: float
-    row: VersionRow | None = None
-    chunk: ChunkRow | None = None
-    rerank_score: float | None = None  # the cross-encoder's logit, when reranked
-    # Memories linked as possibly updating this one, served above it (``memory.linked``).
-    outdated_by: tuple[str, ...] = ()
-    source: Carried | None = None  # a memory's writer, sources, trust and status
-
-    @property
-    def trace_id(self) -> str:
-        if self.row is not None:
-            return self.row.version_id
-        assert self.chunk is not None
-        return chunk_trace_id(self.chunk)
-
-
-class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
-    trace_id: str
-    hits: list[Hit]
-    seq: int | None  # the recall event's seq; None while it waits for its group commit
 
 
 class _Ranked(msgspec.Struct, kw_only=True):
@@ -152,11 +104,6 @@ def vector_digest(vector: npt.NDArray[np.floating]) -> str:
     return hashlib.sha256(embed_bytes(vector)).hexdigest()
 
 
-def chunk_trace_id(chunk: ChunkRow) -> str:
-    """How a trace names a chunk: documents do not version, so by document and index."""
-    return f"{chunk.document_id}#{chunk.index}"
-
-
 class Recall:
     def __init__(
         self,
@@ -174,16 +121,18 @@ class Recall:
         reranker: Reranker | None = None,
         rerank_pool: int = RERANK_POOL,
         trust: TrustProjection | None = None,
+        hidden: Callable[[str | None], AbstractSet[int]] | None = None,
+        hidden_chunks: Callable[[str | None], AbstractSet[int]] | None = None,
     ) -> None:
         self._trust = trust
-        # Set by the shell that owns the model (``runtime.py``, a replay): the domain neither
+        # Given by the shell that owns the model (``runtime.py``, a replay): the domain neither
         # finds nor loads it.
         self.reranker = reranker
         self.rerank_pool = rerank_pool
         # The versions of quarantined agents, and their documents' chunks, left out of every
         # search (``quarantine.py``).
-        self.hidden: Callable[[str | None], AbstractSet[int]] | None = None
-        self.hidden_chunks: Callable[[str | None], AbstractSet[int]] | None = None
+        self.hidden = hidden
+        self.hidden_chunks = hidden_chunks
         self._recorder = recorder
         self._sealer = sealer
         self._embedder = embedder
@@ -198,6 +147,39 @@ class Recall:
         self._document_fulltext = document_fulltext
         self._in_flight: set[Future[Appended]] = set()
         self._in_flight_lock = threading.Lock()
+
+    @classmethod
+    def over(
+        cls,
+        models: ReadModels,
+        *,
+        recorder: Recorder,
+        sealer: Sealer,
+        embedder: Embedder,
+        hidden: Callable[[str | None], AbstractSet[int]],
+        hidden_chunks: Callable[[str | None], AbstractSet[int]],
+        reranker: Reranker | None = None,
+        rerank_pool: int = RERANK_POOL,
+    ) -> Recall:
+        """Recall over a set of read models: the server's (``core.py``) and a replay's
+        (``world.py``) are built alike."""
+        return cls(
+            recorder=recorder,
+            sealer=sealer,
+            embedder=embedder,
+            memories=models.memories,
+            vectors=models.vectors,
+            fulltext=models.fulltext,
+            context_fulltext=models.context_fulltext,
+            documents=models.documents,
+            document_vectors=models.document_vectors,
+            document_fulltext=models.document_fulltext,
+            trust=models.trust,
+            reranker=reranker,
+            rerank_pool=rerank_pool,
+            hidden=hidden,
+            hidden_chunks=hidden_chunks,
+        )
 
     def search(
         self, request: RecallRequest, *, origin: Origin, actor: Actor, durable: bool = True

@@ -14,6 +14,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from ..embedding.port import Embedder
+from ..embedding.rerank import Reranker
 from ..errors import LogClosed
 from ..eventlog import Appended, Draft, EventLog, Head, Sealed, Sealer, StoredRecord
 from ..eventlog.scratch import new_scratch
@@ -100,7 +101,10 @@ class World:
         scratch: Path,
         *,
         trust: TrustParams | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
+        """``reranker``: the cross-encoder that reranks reranked recalls again (without it
+        they are unverifiable)."""
         self.folder = new_scratch(scratch)
         self.sealer = sealer
         self.embedder = embedder
@@ -115,21 +119,15 @@ class World:
         self.runner = ProjectionRunner(log, self.models.in_order())
         self.sink = RecordingSink(log)
         m = self.models
-        self.recall = Recall(
+        self.recall = Recall.over(
+            m,
             recorder=Recorder(self.sink, self.runner),
             sealer=OpenOnly(sealer.keys),
             embedder=embedder,
-            memories=m.memories,
-            vectors=m.vectors,
-            fulltext=m.fulltext,
-            context_fulltext=m.context_fulltext,
-            documents=m.documents,
-            document_vectors=m.document_vectors,
-            document_fulltext=m.document_fulltext,
-            trust=m.trust,
+            hidden=hidden_rows(m.oversight, m.memories),
+            hidden_chunks=hidden_chunks(m.oversight, m.documents),
+            reranker=reranker,
         )
-        self.recall.hidden = hidden_rows(m.oversight, m.memories)
-        self.recall.hidden_chunks = hidden_chunks(m.oversight, m.documents)
 
     def advance(self, seq: int) -> None:
         self.runner.sync_to(seq)

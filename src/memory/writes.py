@@ -80,7 +80,10 @@ class Writes:
         gates: Gates,
         detector: Detector,
         trust: Trust | None = None,
+        arbiter: Arbiter | None = None,
     ) -> None:
+        # A local model asked about unsure pairs, when the user turned arbitration on.
+        self.arbiter = arbiter
         self._detector = detector
         self._trust = trust
         self._recorder = recorder
@@ -92,8 +95,6 @@ class Writes:
         self._nearest = nearest
         self._gates = gates
         self._made = Outcomes(sealer)
-        # A local model asked about unsure pairs, when the user turned arbitration on.
-        self.arbiter: Arbiter | None = None
         # Neighbours under every gate are never judged: not asked for.
         self._at_least = gates.lowest
 

@@ -135,8 +135,7 @@ def check_traces(
             ):  # a world only moves forward: start again (searches that raced each other)
                 if world is not None:
                     world.close()
-                world = World(log, sealer, in_force, scratch, trust=trust)
-                world.recall.reranker = reranker
+                world = World(log, sealer, in_force, scratch, trust=trust, reranker=reranker)
             for stop in stops:
                 if world.position() < stop <= view:
                     world.advance(stop)
