@@ -19,7 +19,6 @@ from ..eventlog.events import (
     ChainForgotten,
     ChainRestored,
     MemoryEdited,
-    MemoryFlagged,
     ProfileUpdated,
     SubjectErased,
 )
@@ -109,15 +108,7 @@ class Chains:
             )
             events: list[AnyEvent] = [event]
             if verdict.flagged:
-                events.append(
-                    MemoryFlagged(
-                        memory_id=memory_id,
-                        version_id=version_id,
-                        container_tag=container_tag,
-                        reasons=verdict.reasons,
-                        detector=verdict.detector,
-                    )
-                )
+                events.append(verdict.recorded(memory_id, version_id, container_tag))
             seq = self._recorder.record([Draft(actor, e) for e in events]).seqs[0]
         return WriteOutcome(
             memory_id=memory_id,
