@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from .clock import iso
-from .errors import NotFound
 from .memory import (
+    Caller,
     Carried,
     ChainView,
     ChunkRow,
@@ -49,19 +49,16 @@ def version_json(row: VersionRow, *, windows: bool) -> dict[str, object]:
     return body
 
 
-def chain_body(core: Core, memory_id: str) -> dict[str, object]:
+def chain_body(core: Core, memory_id: str, caller: Caller) -> dict[str, object]:
     """``GET /memories/{id}`` and the MCP ``get_memory`` tool: the chain as the store has it
-    now (``NotFound`` if there is none)."""
-    memories = core.memories
-    chain = memories.chain(memory_id)
-    if chain is None:
-        raise NotFound(f"no memory {memory_id!r}")
+    now (``NotFound`` if there is none, or it is out of the caller's reach)."""
+    read = core.reads.chain(memory_id, caller)
     return chain_json(
-        chain,
-        memories.links_of(memory_id),
-        split_from=memories.split_from(memory_id),
-        split_into=memories.split_into(memory_id),
-        quarantined=core.quarantine.agents(),
+        read.chain,
+        read.links,
+        split_from=read.split_from,
+        split_into=read.split_into,
+        quarantined=read.quarantined,
     )
 
 
@@ -188,14 +185,14 @@ def trace_summary(trace: Trace) -> dict[str, object]:
 
 def trace_json(core: Core, trace: Trace) -> dict[str, object]:
     """A recall with every candidate, as ``GET /inspect/{traceId}`` shows it."""
-    versions = core.memories.by_version_ids([str(c["version_id"]) for c in trace.candidates])
-    carried = core.trust.carried(list(versions))
+    versions = core.reads.versions([str(c["version_id"]) for c in trace.candidates])
+    carried = core.reads.carried(list(versions))
     candidates = []
     for c in trace.candidates:
         ref = str(c["version_id"])
         document_id, _, index = ref.partition("#")
         if index.isdigit():  # a document chunk: documents do not version
-            found = core.documents.chunk_at(document_id, int(index))
+            found = core.reads.chunk(document_id, int(index))
             what: dict[str, object] = {
                 "type": "document",
                 "documentId": document_id,

@@ -287,3 +287,52 @@ def test_a_patch_after_construction_is_found(tmp_path: Path) -> None:
         "runtime.core.writes.arbiter = arbiter\nself.recall = Recall()\nx.y = 1\n"
     )
     assert patched_after_construction(tmp_path) == ["x.py:1: runtime.core.writes.arbiter"]
+
+
+# The read models a shell reaches only through ``core.reads`` (``memory/reads.py``), where the
+# read rules (the caller's reach, settling before traces, quarantine) are applied once.
+READ_MODELS = {
+    "memories",
+    "documents",
+    "traces",
+    "vectors",
+    "fulltext",
+    "context_fulltext",
+    "document_vectors",
+    "document_fulltext",
+    "snapshots",
+}
+# Export and import read and write whole stores, not answers to a caller: they are handed the
+# read models themselves.
+WHOLE_STORE = {"api/portability_routes.py"}
+
+
+def reads_past_the_facade(root: Path) -> list[str]:
+    """Each place a shell under ``root`` reads a read model of the core directly."""
+    found: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        where = path.relative_to(root)
+        if part_of(module_name(path, root)) != "shells" or where.as_posix() in WHOLE_STORE:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or node.attr not in READ_MODELS:
+                continue
+            owner = node.value
+            if (isinstance(owner, ast.Name) and owner.id == "core") or (
+                isinstance(owner, ast.Attribute) and owner.attr in ("core", "_core")
+            ):
+                found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_shells_read_only_through_the_facade() -> None:
+    assert reads_past_the_facade(SRC) == []
+
+
+def test_a_read_past_the_facade_is_found(tmp_path: Path) -> None:
+    (tmp_path / "api").mkdir()
+    (tmp_path / "api" / "x.py").write_text(
+        "rows = self._core.memories.latest(m)\nrows = core.reads.latest(m, c)\n"
+    )
+    assert reads_past_the_facade(tmp_path) == ["api/x.py:1: self._core.memories"]

@@ -9,7 +9,6 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from ..clock import iso
-from ..errors import NotFound
 from ..eventlog.events import InjectedSource, ProxyTurn
 from ..memory import (
     MEMORY_RENDERERS,
@@ -44,21 +43,25 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
         limit: Annotated[int, Query(ge=1, le=200)] = 20,
     ) -> JSONResponse:
         """Recent recalls and proxied turns, newest first (by log seq)."""
-        caller_in(request.scope).reach(container_tag)
-        core.recall.settle()
+        caller = caller_in(request.scope)
+        caller.reach(container_tag)
         found: list[tuple[int, dict[str, object]]] = []
         if kind != "turn":
             found += [
                 (t.seq, trace_summary(t))
-                for t in core.traces.recent(
-                    container_tag=container_tag, origin=origin, before_seq=before, limit=limit
+                for t in core.reads.traces(
+                    caller,
+                    container_tag=container_tag,
+                    origin=origin,
+                    before_seq=before,
+                    limit=limit,
                 )
             ]
         if kind != "recall" and origin in (None, "proxy"):
             found += [
                 (seq, _turn_summary(seq, at, turn, agent, protocol))
-                for seq, at, turn, agent, protocol in core.traces.recent_turns(
-                    container_tag=container_tag, before_seq=before, limit=limit
+                for seq, at, turn, agent, protocol in core.reads.turns(
+                    caller, container_tag=container_tag, before_seq=before, limit=limit
                 )
             ]
         found.sort(key=lambda hit: -hit[0])
@@ -68,18 +71,9 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
     def one(trace_id: str, request: Request) -> JSONResponse:
         caller = caller_in(request.scope)
         if trace_id.startswith("trn_"):
-            turn = core.traces.turn(trace_id)
-            if turn is None:
-                raise NotFound(f"no trace {trace_id!r}")
-            caller.owns(turn.turn.container_tag, f"trace {trace_id!r}")
-            return JSONResponse(turn_json(core, turn))
-        core.recall.settle()
-        trace = core.traces.get(trace_id)
-        if trace is None:
-            raise NotFound(f"no trace {trace_id!r}")
+            return JSONResponse(turn_json(core, core.reads.turn(trace_id, caller)))
         # A trace over every container may hold any of them: only an unscoped key sees it.
-        caller.owns(trace.container_tag, f"trace {trace_id!r}")
-        return JSONResponse(trace_json(core, trace))
+        return JSONResponse(trace_json(core, core.reads.trace(trace_id, caller)))
 
     return router
 
@@ -113,7 +107,7 @@ def turn_json(core: Core, trace: TurnTrace) -> dict[str, object]:
     turn = trace.turn
     injections = []
     for injection in trace.injections:
-        rows = core.memories.by_version_ids(injection.version_ids)
+        rows = core.reads.versions(injection.version_ids)
         memories = [
             {
                 "versionId": v,

@@ -16,7 +16,7 @@ from ..errors import InvalidInput, NotFound
 from ..eventlog import Actor
 from ..eventlog.events import ProfileReset, RevertedChain
 from ..memory import Core, RollbackRow
-from ..memory.agents import caller_in, check_agent_name
+from ..memory.agents import Caller, caller_in, check_agent_name
 from ..runtime import Runtime
 from ..web.request_body import decode_json, read_body
 from .models import Tag
@@ -118,9 +118,14 @@ def oversight_routes(runtime: Runtime) -> APIRouter:
         made = await run_in_threadpool(core.rollbacks.rollback, agent_id, since_seq, actor)
         if made is None:
             return JSONResponse(
-                {"rollbackId": None, "agentId": agent_id, "sinceSeq": since_seq, **_digest(core)}
+                {
+                    "rollbackId": None,
+                    "agentId": agent_id,
+                    "sinceSeq": since_seq,
+                    **_digest(core, caller_in(request.scope)),
+                }
             )
-        return JSONResponse({**_rollback_json(made), **_digest(core)})
+        return JSONResponse({**_rollback_json(made), **_digest(core, caller_in(request.scope))})
 
     @router.get("/agents/{agent_id}/rollbacks")
     def rollbacks(agent_id: AgentId, request: Request) -> JSONResponse:
@@ -136,7 +141,7 @@ def oversight_routes(runtime: Runtime) -> APIRouter:
         if found is None or found.agent_id != agent_id:
             raise NotFound(f"no rollback {rollback_id!r} of agent {agent_id!r}")
         done = await run_in_threadpool(core.rollbacks.undo, rollback_id, actor)
-        return JSONResponse({**_rollback_json(done), **_digest(core)})
+        return JSONResponse({**_rollback_json(done), **_digest(core, caller_in(request.scope))})
 
     @router.get("/digest")
     def digest(
@@ -144,14 +149,15 @@ def oversight_routes(runtime: Runtime) -> APIRouter:
         container_tag: Annotated[Tag | None, Query(alias="containerTag", max_length=256)] = None,
     ) -> JSONResponse:
         """The digest of what the memories projection serves (``MemoryAudit.digest``)."""
-        caller_in(request.scope).reach(container_tag)
-        return JSONResponse({"containerTag": container_tag, **_digest(core, container_tag)})
+        digest = _digest(core, caller_in(request.scope), container_tag)
+        return JSONResponse({"containerTag": container_tag, **digest})
 
     return router
 
 
-def _digest(core: Core, container_tag: str | None = None) -> dict[str, object]:
-    return {"digest": core.memories.digest(container_tag), "seq": core.memories.last_seq()}
+def _digest(core: Core, caller: Caller, container_tag: str | None = None) -> dict[str, object]:
+    digest, seq = core.reads.digest(container_tag, caller)
+    return {"digest": digest, "seq": seq}
 
 
 async def _optional(request: Request, type_: type[B], limit: int) -> B:

@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import Scope
 
 from ..clock import parse_observed_at
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput
 from ..eventlog import Actor
 from ..memory import NewMemory, RecallRequest
 from ..memory.agents import caller_in
@@ -58,14 +58,11 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
     def in_reach(request: Request, memory_id: str) -> Actor:
         """The actor of a request on a memory its key may reach (else: no such memory)."""
         caller = caller_in(request.scope)
-        latest = core.memories.latest(memory_id)
-        if latest is None:
-            raise NotFound(f"no memory {memory_id!r}")
-        caller.owns(latest.container_tag, f"memory {memory_id!r}")
+        core.reads.latest(memory_id, caller)
         return caller.actor("rest")
 
-    def chain_response(memory_id: str) -> JSONResponse:
-        return JSONResponse(chain_body(core, memory_id))
+    def chain_response(memory_id: str, request: Request) -> JSONResponse:
+        return JSONResponse(chain_body(core, memory_id, caller_in(request.scope)))
 
     @router.post("/memories")
     async def write_memories(request: Request) -> Response:
@@ -80,13 +77,12 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
         offset: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
     ) -> JSONResponse:
-        caller_in(request.scope).reach(container_tag)
-        rows, total = core.memories.list_latest(
+        rows, total = core.reads.memories(
+            caller_in(request.scope),
             container_tag=container_tag,
             include_forgotten=include_forgotten,
             limit=limit,
             offset=offset,
-            hidden_agents=core.quarantine.agents(),
         )
         return JSONResponse(
             {
@@ -100,15 +96,14 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
     @router.get("/memories/{memory_id}")
     def get_memory(memory_id: str, request: Request) -> JSONResponse:
         in_reach(request, memory_id)
-        return chain_response(memory_id)
+        return chain_response(memory_id, request)
 
     @router.patch("/memories/{memory_id}")
     async def patch_memory(memory_id: str, request: Request) -> JSONResponse:
-        actor = in_reach(request, memory_id)
+        caller = caller_in(request.scope)
+        latest = core.reads.latest(memory_id, caller)
+        actor = caller.actor("rest")
         body = await read_json(request, PatchMemory, max_bytes=limit)
-        latest = core.memories.latest(memory_id)
-        if latest is None:
-            raise NotFound(f"no memory {memory_id!r}")
         item = NewMemory(
             content=body.content,
             is_static=latest.is_static if body.is_static is None else body.is_static,
@@ -119,20 +114,20 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         await run_in_threadpool(
             lambda: core.chains.edit(memory_id, item, actor, expected_version=body.expected_version)
         )
-        return chain_response(memory_id)
+        return chain_response(memory_id, request)
 
     @router.post("/memories/{memory_id}/forget")
     async def forget_memory(memory_id: str, request: Request) -> JSONResponse:
         actor = in_reach(request, memory_id)
         body = await read_json(request, Forget, max_bytes=limit)
         await run_in_threadpool(core.chains.forget, memory_id, body.reason, actor)
-        return chain_response(memory_id)
+        return chain_response(memory_id, request)
 
     @router.post("/memories/{memory_id}/restore")
     async def restore_memory(memory_id: str, request: Request) -> JSONResponse:
         actor = in_reach(request, memory_id)
         await run_in_threadpool(core.chains.restore, memory_id, actor)
-        return chain_response(memory_id)
+        return chain_response(memory_id, request)
 
     @router.post("/memories/{memory_id}/split", status_code=201)
     async def split_memory(memory_id: str, request: Request) -> JSONResponse:
@@ -140,7 +135,7 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         actor = in_reach(request, memory_id)
         body = await read_json(request, SplitMemory, max_bytes=limit)
         outcome = await run_in_threadpool(core.splits.split, memory_id, body.version_id, actor)
-        response = chain_response(outcome.memory_id)
+        response = chain_response(outcome.memory_id, request)
         response.status_code = 201
         return response
 
@@ -183,12 +178,8 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
         offset: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
     ) -> JSONResponse:
-        caller_in(request.scope).reach(container_tag)
-        rows, total = core.documents.list_documents(
-            container_tag=container_tag,
-            limit=limit,
-            offset=offset,
-            hidden_agents=core.quarantine.agents(),
+        rows, total = core.reads.documents(
+            caller_in(request.scope), container_tag=container_tag, limit=limit, offset=offset
         )
         return JSONResponse(
             {
@@ -201,10 +192,7 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
 
     @router.get("/documents/{document_id}")
     def get_document(document_id: str, request: Request) -> JSONResponse:
-        document = core.documents.get(document_id)
-        if document is None:
-            raise NotFound(f"no document {document_id!r}")
-        caller_in(request.scope).owns(document.container_tag, f"document {document_id!r}")
+        document = core.reads.document(document_id, caller_in(request.scope))
         return JSONResponse(document_json(document, content=True))
 
     @router.delete("/documents/{document_id}")
@@ -244,10 +232,8 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         request: Request,
         container_tag: Annotated[str, Query(alias="containerTag", min_length=1, max_length=256)],
     ) -> JSONResponse:
-        caller_in(request.scope).reach(container_tag)
-        return JSONResponse(
-            profile_json(container_tag, core.quarantine.served_profile(container_tag))
-        )
+        served = core.reads.profile(container_tag, caller_in(request.scope))
+        return JSONResponse(profile_json(container_tag, served))
 
     @router.put("/profile")
     async def put_profile(request: Request) -> JSONResponse:

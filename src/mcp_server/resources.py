@@ -84,8 +84,7 @@ class MemoryResources:
                 uri=uri("profile", tag),
                 mime_type=JSON,
             )
-            for tag, _ in self._core.memories.profiles()
-            if caller.may(tag)
+            for tag in self._core.reads.profile_tags(caller)
         ]
         return found
 
@@ -100,18 +99,11 @@ class MemoryResources:
         if parts.netloc == "profile":
             if tag is None:
                 raise InvalidInput("a profile resource names its container: mnemolog://profile/TAG")
-            return profile_json(tag, self._core.quarantine.served_profile(tag))
+            return profile_json(tag, self._core.reads.profile(tag, caller))
         if parts.netloc == "memories":
-            rows, total = self._core.memories.list_latest(
-                container_tag=tag,
-                include_forgotten=False,
-                limit=RECENT,
-                offset=0,
-                hidden_agents=self._core.quarantine.agents(),
-            )
+            rows, total = self._core.reads.memories(caller, container_tag=tag, limit=RECENT)
             return {"memories": [version_json(r, windows=False) for r in rows], "total": total}
         if parts.netloc == "traces":
-            self._core.recall.settle()
-            traces = self._core.traces.recent(container_tag=tag, limit=RECENT)
+            traces = self._core.reads.traces(caller, container_tag=tag, limit=RECENT)
             return {"traces": [trace_summary(t) for t in traces]}
         raise NotFound(f"no resource {address!r}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..clock import parse_as_of_instant, parse_observed_at
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput
 from ..memory import Caller, Core, NewMemory, RecallRequest, Trace, VersionRow
 from ..memory.agents import LOCAL
 from ..views import (
@@ -157,7 +157,7 @@ class MemoryTools:
 
     def get(self, a: IdArgs, caller: Caller) -> Body:
         self._reached(a.id, caller)
-        return self._chain(a.id)
+        return self._chain(a.id, caller)
 
     def update(self, a: UpdateArgs, caller: Caller) -> Body:
         latest = self._reached(a.id, caller)
@@ -169,17 +169,17 @@ class MemoryTools:
             context=latest.context if a.context is None else a.context,
         )
         self._core.chains.edit(a.id, item, caller.actor("mcp"), expected_version=a.expected_version)
-        return self._chain(a.id)
+        return self._chain(a.id, caller)
 
     def forget(self, a: ForgetArgs, caller: Caller) -> Body:
         self._reached(a.id, caller)
         self._core.chains.forget(a.id, a.reason, caller.actor("mcp"))
-        return self._chain(a.id)
+        return self._chain(a.id, caller)
 
     def restore(self, a: IdArgs, caller: Caller) -> Body:
         self._reached(a.id, caller)
         self._core.chains.restore(a.id, caller.actor("mcp"))
-        return self._chain(a.id)
+        return self._chain(a.id, caller)
 
     def delete(self, a: IdArgs, caller: Caller) -> Body:
         self._reached(a.id, caller)
@@ -201,13 +201,12 @@ class MemoryTools:
         return {"containerTag": a.container_tag, "erased": True, "seq": seq}
 
     def list(self, a: ListArgs, caller: Caller) -> Body:
-        caller.reach(a.container_tag)
-        rows, total = self._core.memories.list_latest(
+        rows, total = self._core.reads.memories(
+            caller,
             container_tag=a.container_tag,
             include_forgotten=a.include_forgotten,
             limit=a.limit,
             offset=a.offset,
-            hidden_agents=self._core.quarantine.agents(),
         )
         return {
             "memories": [version_json(r, windows=False) for r in rows],
@@ -220,28 +219,23 @@ class MemoryTools:
         return trace_json(self._core, self._trace(a.trace_id, caller))
 
     def get_profile(self, a: ProfileArgs, caller: Caller) -> Body:
-        caller.reach(a.container_tag)
-        return profile_json(a.container_tag, self._core.quarantine.served_profile(a.container_tag))
+        return profile_json(a.container_tag, self._core.reads.profile(a.container_tag, caller))
 
     def set_profile(self, a: SetProfileArgs, caller: Caller) -> Body:
         caller.reach(a.container_tag)
         self._core.chains.set_profile(a.container_tag, a.static, a.dynamic, caller.actor("mcp"))
-        return profile_json(a.container_tag, self._core.quarantine.served_profile(a.container_tag))
+        return profile_json(a.container_tag, self._core.reads.profile(a.container_tag, caller))
 
     def used(self, a: UsedArgs, caller: Caller) -> Body:
         used = self._core.usage.used(a.trace_id, caller, "mcp", memory_ids=a.ids)
         return {"traceId": used.trace_id, "used": used.memory_ids, "seq": used.seq}
 
-    def _chain(self, memory_id: str) -> Body:
-        return chain_body(self._core, memory_id)
+    def _chain(self, memory_id: str, caller: Caller) -> Body:
+        return chain_body(self._core, memory_id, caller)
 
     def _trace(self, trace_id: str, caller: Caller) -> Trace:
-        return self._core.usage.trace(trace_id, caller)
+        return self._core.reads.trace(trace_id, caller)
 
     def _reached(self, memory_id: str, caller: Caller) -> VersionRow:
         """The latest version of a memory the caller's key may reach (else: no such memory)."""
-        latest = self._core.memories.latest(memory_id)
-        if latest is None:
-            raise NotFound(f"no memory {memory_id!r}")
-        caller.owns(latest.container_tag, f"memory {memory_id!r}")
-        return latest
+        return self._core.reads.latest(memory_id, caller)

@@ -31,6 +31,7 @@ from .gate import Gate
 from .neighbours import LiveNeighbours
 from .poisoning_head import Detector
 from .quarantine import Quarantine
+from .reads import Reads
 from .recall import Recall
 from .record import Recorder
 from .rollback import Rollbacks
@@ -211,9 +212,16 @@ class Core:
             reranker=reranker,
             rerank_pool=settings.rerank_pool,
         )
-        self.usage = Usage(
-            recorder=self._recorder, recall=self.recall, traces=self.traces, memories=self.memories
+        # What the shells read, with the read rules applied once.
+        self.reads = Reads(
+            memories=self.memories,
+            documents=self.documents,
+            traces=self.traces,
+            recall=self.recall,
+            quarantine=self.quarantine,
+            trust=self.trust,
         )
+        self.usage = Usage(recorder=self._recorder, reads=self.reads)
 
     def close(self) -> None:
         self._fresh.close()

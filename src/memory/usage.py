@@ -11,13 +11,11 @@ from collections.abc import Sequence
 
 import msgspec
 
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput
 from ..eventlog import Draft
 from ..eventlog.events import Protocol, RecallUsed
-from ..projections.memories import MemoryProjection
-from ..projections.traces import Trace, TraceProjection
 from .agents import Caller
-from .recall import Recall
+from .reads import Reads
 from .record import Recorder
 
 
@@ -29,27 +27,9 @@ class Used(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Usage:
-    def __init__(
-        self,
-        *,
-        recorder: Recorder,
-        recall: Recall,
-        traces: TraceProjection,
-        memories: MemoryProjection,
-    ) -> None:
+    def __init__(self, *, recorder: Recorder, reads: Reads) -> None:
         self._recorder = recorder
-        self._recall = recall
-        self._traces = traces
-        self._memories = memories
-
-    def trace(self, trace_id: str, caller: Caller) -> Trace:
-        """A recall trace the caller's key may reach (else: no such trace)."""
-        self._recall.settle()  # a search answered ahead of its commit is readable now
-        trace = self._traces.get(trace_id)
-        if trace is None:
-            raise NotFound(f"no trace {trace_id!r}")
-        caller.owns(trace.container_tag, f"trace {trace_id!r}")
-        return trace
+        self._reads = reads
 
     def used(
         self,
@@ -61,8 +41,8 @@ class Usage:
         version_ids: Sequence[str] | None = None,
     ) -> Used:
         """Record that the results named (by memory or by version id) helped."""
-        trace = self.trace(trace_id, caller)
-        served = self._memories.by_version_ids(trace.served)
+        trace = self._reads.trace(trace_id, caller)
+        served = self._reads.versions(trace.served)
         if version_ids is not None:
             versions = list(dict.fromkeys(version_ids))
             unknown = [v for v in versions if v not in served]

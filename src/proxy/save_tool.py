@@ -86,7 +86,7 @@ class SaveTool:
         actor: Actor,
         metadata: dict[str, object],
     ) -> Saved:
-        rows = self._core.memories.by_version_ids(shown) if shown else {}
+        rows = self._core.reads.versions(shown) if shown else {}
         memory_of = {v: rows[v].memory_id for v in shown if v in rows}
         supersedes = None
         if replaces is not None:
