@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, BinaryIO, ClassVar
 import click
 import msgspec
 
+from .cli_options import data_dir_option, setting_help
 from .errors import CorruptLog, DataDirLocked, EmbedderError, InvalidInput, StorageError
 from .serving import remove_address, write_address
 from .settings import Settings, settings_from_env
@@ -35,12 +36,7 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 SHUTDOWN_GRACE_SECONDS = 5  # uvicorn takes whole seconds
 GC_THRESHOLDS = (20_000, 50, 100)  # the defaults are (700, 10, 10)
 
-_data_dir_option = click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Data directory [env MNEMOLOG_DATA_DIR; default ./data].",
-)
+_data_dir_option = data_dir_option
 
 
 def _settings(**overrides: object) -> Settings:
@@ -83,8 +79,8 @@ def main() -> None:
 
 @main.command()
 @_data_dir_option
-@click.option("--host", default=None, help="Address to bind [env MNEMOLOG_HOST; 127.0.0.1].")
-@click.option("--port", type=int, default=None, help="Port [env MNEMOLOG_PORT; 8080].")
+@click.option("--host", default=None, help=setting_help("host", "Address to bind"))
+@click.option("--port", type=int, default=None, help=setting_help("port", "Port"))
 @click.option(
     "--insecure-no-keys",
     is_flag=True,

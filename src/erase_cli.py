@@ -19,6 +19,7 @@ from urllib.parse import quote
 import click
 import httpx
 
+from .cli_options import data_dir_option
 from .errors import DataDirLocked, MnemologError
 from .serving import read_address
 from .web.statuses import error_body
@@ -36,12 +37,7 @@ EXIT_FAILED = 1
     help="Erase a container although another agent's key is scoped to it.",
 )
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Data directory [env MNEMOLOG_DATA_DIR; default ./data].",
-)
+@data_dir_option
 def erase_command(
     container_tag: str | None,
     document_id: str | None,

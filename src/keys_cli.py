@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 import msgspec
 
+from .cli_options import data_dir_option
 from .clock import iso
 from .errors import DataDirLocked, InvalidInput, NotFound
 from .eventlog import Actor
@@ -26,12 +27,7 @@ if TYPE_CHECKING:
 
 _CLI = Actor(agent_id="local", protocol="cli")
 EXIT_LOCKED = 3
-_data_dir = click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Data directory [env MNEMOLOG_DATA_DIR; default ./data].",
-)
+_data_dir = data_dir_option
 
 
 class Listed(msgspec.Struct, frozen=True, kw_only=True):

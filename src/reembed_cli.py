@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from .cli_options import data_dir_option
 from .embedding import TIERS, Embedder, open_embedder
 from .errors import DataDirLocked, EmbedderError, InvalidInput
 from .eventlog import Actor
@@ -38,12 +39,7 @@ EXIT_LOCKED = 3
     required=True,
     help="The tier to move to.",
 )
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Data directory [env MNEMOLOG_DATA_DIR; default ./data].",
-)
+@data_dir_option
 def reembed_command(tier: str, data_dir: Path | None) -> None:
     """Re-embed every memory and document with TIER's model (the server must be stopped)."""
     overrides: dict[str, object] = {} if data_dir is None else {"data_dir": data_dir}

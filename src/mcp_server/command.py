@@ -10,6 +10,7 @@ from pathlib import Path
 import anyio
 import click
 
+from ..cli_options import data_dir_option, setting_help
 from ..errors import CorruptLog, EmbedderError, InvalidInput, StorageError
 from ..settings import Settings, settings_from_env
 from .stdio import ServerUnreachable, run_stdio
@@ -20,19 +21,13 @@ GC_THRESHOLDS = (20_000, 50, 100)  # as ``serve`` collects (``cli.py``)
 
 
 @click.command("mcp")
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Data directory [env MNEMOLOG_DATA_DIR; default ./data].",
-)
+@data_dir_option
 @click.option(
     "--host",
     default=None,
-    help="Where the server owning the data dir listens, to relay to [env MNEMOLOG_HOST; "
-    "127.0.0.1].",
+    help=setting_help("host", "Where the server owning the data dir listens, to relay to"),
 )
-@click.option("--port", type=int, default=None, help="Its port [env MNEMOLOG_PORT; 8080].")
+@click.option("--port", type=int, default=None, help=setting_help("port", "Its port"))
 def mcp_command(data_dir: Path | None, host: str | None, port: int | None) -> None:
     """Serve the Model Context Protocol on stdin and stdout.
 

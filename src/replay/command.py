@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 import msgspec
 
+from ..cli_options import data_dir_option
 from ..clock import iso, parse_as_of_instant
 from ..embedding import (
     CrossEncoder,
@@ -249,12 +250,7 @@ def diff(
 
 
 @click.command("replay")
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Data directory [env MNEMOLOG_DATA_DIR; default ./data].",
-)
+@data_dir_option
 @click.option(
     "--as-of", "as_of_text", metavar="T", help="What was believed at T (date or instant)."
 )

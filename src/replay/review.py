@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 import msgspec
 
+from ..cli_options import data_dir_option
 from ..errors import DataDirLocked, KeyDestroyed, MnemologError
 from ..eventlog import Actor, EventLog, Sealer
 from ..eventlog.events import (
@@ -148,12 +149,7 @@ def apply_splits(settings: Settings, result: Review) -> list[tuple[Finding, str]
 
 
 @click.command("review-supersedes")
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="The data directory [env MNEMOLOG_DATA_DIR; ./data].",
-)
+@data_dir_option
 @click.option("--container", default=None, help="Only this container.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 @click.option(
