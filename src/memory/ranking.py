@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..eventlog.events import Candidate
+from ..settings import Settings
 
 T = TypeVar("T")
 
@@ -63,9 +64,9 @@ POOL = 50  # candidates taken from each index (at least; five times the limit wh
 # (0.4: 0.520, 0.6: 0.523); the benchmark then measured 0.495 -> 0.519 on the fast tier and
 # 0.502 -> 0.533 on the quality tier (docs/recall.md).
 CONTEXT_WEIGHT = 0.5
-# How many of the fused head a rerank rescores, unless the request or the settings say (see
-# docs/recall.md#rerank for the curve of quality against cost this was chosen from).
-RERANK_POOL = 30
+# How many of the fused head a rerank rescores, unless the request says: the setting's default
+# (``MNEMOLOG_RERANK_POOL``; docs/recall.md#rerank has the curve it was chosen from).
+RERANK_POOL = Settings().rerank_pool
 _NS_PER_DAY = 86_400 * 1_000_000_000
 
 

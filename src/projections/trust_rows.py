@@ -12,6 +12,8 @@ import hashlib
 
 import msgspec
 
+from ..settings import Settings
+
 # The user (the unkeyed loopback caller) and the server's own names: fully trusted, never
 # scored, never refused.
 USER_AGENTS = frozenset({"local", "mnemolog", "replay"})
@@ -28,19 +30,23 @@ SIGNAL_KINDS = (
 )
 
 
+# The defaults are the settings' (``MNEMOLOG_TRUST_*``), declared once in ``settings.py``.
+_DEFAULT = Settings()
+
+
 class TrustParams(msgspec.Struct, frozen=True, kw_only=True):
-    prior_alpha: float = 2.0
-    prior_beta: float = 1.0
-    forgetting: float = 0.95
-    used: float = 1.5
-    consistent: float = 1.0
-    contradiction: float = 2.0
-    flagged: float = 3.0
-    burst: float = 2.5
-    removed: float = 2.0
-    burst_seconds: float = 60.0
-    burst_min: int = 300
-    burst_factor: float = 10.0
+    prior_alpha: float = _DEFAULT.trust_prior_alpha
+    prior_beta: float = _DEFAULT.trust_prior_beta
+    forgetting: float = _DEFAULT.trust_forgetting
+    used: float = _DEFAULT.trust_weight_used
+    consistent: float = _DEFAULT.trust_weight_consistent
+    contradiction: float = _DEFAULT.trust_weight_contradiction
+    flagged: float = _DEFAULT.trust_weight_flagged
+    burst: float = _DEFAULT.trust_weight_burst
+    removed: float = _DEFAULT.trust_weight_removed
+    burst_seconds: float = _DEFAULT.trust_burst_seconds
+    burst_min: int = _DEFAULT.trust_burst_min
+    burst_factor: float = _DEFAULT.trust_burst_factor
 
     @property
     def prior_mean(self) -> float:
