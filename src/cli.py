@@ -21,7 +21,8 @@ import msgspec
 from .cli_options import data_dir_option, setting_help
 from .errors import CorruptLog, DataDirLocked, EmbedderError, InvalidInput, StorageError
 from .serving import remove_address, write_address
-from .settings import Settings, settings_from_env
+from .settings import Settings
+from .settings_env import settings_from_env
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey

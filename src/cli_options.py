@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .settings import SETTINGS
+from .settings_env import SETTINGS
 
 __all__ = ["data_dir_option", "setting_help"]
 

@@ -25,7 +25,8 @@ from .eventlog.keystore import KeyStore
 from .eventlog.lmdb_log import LmdbEventLog
 from .eventlog.sealing import Sealer
 from .memory.reembedding import Report, reembed
-from .settings import Settings, settings_from_env
+from .settings import Settings
+from .settings_env import settings_from_env
 
 _CLI = Actor(agent_id="local", protocol="cli")
 EXIT_LOCKED = 3

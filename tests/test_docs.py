@@ -11,7 +11,8 @@ import click
 import msgspec
 import pytest
 
-from mnemolog.settings import ENV_VARS, Settings
+from mnemolog.settings import Settings
+from mnemolog.settings_env import ENV_VARS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

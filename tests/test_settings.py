@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from mnemolog.errors import InvalidInput
-from mnemolog.settings import ENV_VARS, SETTINGS, Setting, Settings, settings_from_env
+from mnemolog.settings import Settings
+from mnemolog.settings_env import ENV_VARS, SETTINGS, Setting, settings_from_env
 
 
 def test_defaults_are_the_documented_embedded_ones() -> None:

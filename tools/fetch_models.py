@@ -43,7 +43,7 @@ from mnemolog.embedding.rerank import (
     RERANKER_WHEEL_FOLDER,
     RERANKER_WHEEL_SHA256,
 )
-from mnemolog.settings import settings_from_env
+from mnemolog.settings_env import settings_from_env
 
 
 @dataclass(frozen=True)

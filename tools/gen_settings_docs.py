@@ -13,7 +13,7 @@ import sys
 import typing
 from pathlib import Path
 
-from mnemolog.settings import ENV_ALIASES, SETTINGS, Setting
+from mnemolog.settings_env import ENV_ALIASES, SETTINGS, Setting
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "settings.md"
 BEGIN = (

@@ -12,7 +12,8 @@ import click
 
 from ..cli_options import data_dir_option, setting_help
 from ..errors import CorruptLog, EmbedderError, InvalidInput, StorageError
-from ..settings import Settings, settings_from_env
+from ..settings import Settings
+from ..settings_env import settings_from_env
 from .stdio import ServerUnreachable, run_stdio
 
 EXIT_CORRUPT = 1

@@ -33,7 +33,8 @@ from ..eventlog.keystore import KeyStore
 from ..eventlog.lmdb_log import LmdbEventLog
 from ..eventlog.scratch import scratch_root
 from ..memory import MemoriesAt, RecallRequest, World, scores_at, trust_params
-from ..settings import Settings, settings_from_env
+from ..settings import Settings
+from ..settings_env import settings_from_env
 from .believed import agents_then, believed, render_belief
 from .diff import changes_between, render_changes
 from .fidelity import FidelityReport, check_traces

@@ -28,7 +28,8 @@ import msgspec
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ForeignOrigin, MisdirectedHost, MnemologError, RequestRefused
-from ..settings import ENV_VARS, Settings
+from ..settings import Settings
+from ..settings_env import ENV_VARS
 from .statuses import error_body, http_status
 
 # The names of this machine's loopback interface that a client may use in ``Host``; other

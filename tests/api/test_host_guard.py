@@ -23,7 +23,8 @@ from starlette.types import Receive, Scope, Send
 from mnemolog.api import create_app
 from mnemolog.errors import ForeignOrigin, InvalidInput, MisdirectedHost
 from mnemolog.runtime import Runtime
-from mnemolog.settings import Settings, settings_from_env
+from mnemolog.settings import Settings
+from mnemolog.settings_env import settings_from_env
 from mnemolog.web.host_guard import HostGuard, bound_name
 
 from ..servers import app_server

@@ -22,7 +22,8 @@ from mnemolog.eventlog.lmdb_log import LmdbEventLog
 from mnemolog.eventlog.scratch import scratch_root
 from mnemolog.replay.command import opened, pinned_embedder
 from mnemolog.replay.fidelity import check_traces
-from mnemolog.settings import Settings, default_model_cache, settings_from_env
+from mnemolog.settings import Settings, default_model_cache
+from mnemolog.settings_env import settings_from_env
 
 from ..servers import MNEMOLOG, mnemolog_server, replayed_traces
 

@@ -14,7 +14,7 @@ from mnemolog.cli import main
 from mnemolog.errors import InvalidInput
 from mnemolog.eventlog import LmdbEventLog
 from mnemolog.eventlog.datadir import log_dir
-from mnemolog.settings import settings_from_env
+from mnemolog.settings_env import settings_from_env
 
 from ..factories import signal_draft
 

@@ -17,7 +17,7 @@ from mnemolog.embedding import CrossEncoder, reranker_dir
 from mnemolog.embedding.encoders import E5_FOLDER, E5_SMALL
 from mnemolog.embedding.rerank import PAIR_TOKENS, RERANKER_FILES, RERANKER_NAME
 from mnemolog.errors import RerankerUnavailable
-from mnemolog.settings import settings_from_env
+from mnemolog.settings_env import settings_from_env
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERY = "How did Jolene come to have her pet Susie?"

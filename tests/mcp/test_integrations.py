@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mnemolog.settings import settings_from_env
+from mnemolog.settings_env import settings_from_env
 
 from ..proxy.scripted import ScriptedUpstream
 from ..servers import MNEMOLOG, app_server

@@ -13,7 +13,7 @@ import pytest
 
 from mnemolog.api import create_app
 from mnemolog.runtime import Runtime
-from mnemolog.settings import settings_from_env
+from mnemolog.settings_env import settings_from_env
 
 from ..servers import app_server
 

@@ -166,7 +166,7 @@ def test_the_upstream_is_never_redirected() -> None:
 
 def test_the_seed_variable_names_the_upstream_when_ours_is_unset() -> None:
     from mnemolog.errors import InvalidInput
-    from mnemolog.settings import settings_from_env
+    from mnemolog.settings_env import settings_from_env
 
     seed = {"BELLA_UPSTREAM_BASE_URL": "http://127.0.0.1:8081/v1"}
     assert settings_from_env(seed).upstream_base_url == "http://127.0.0.1:8081/v1"
