@@ -163,8 +163,8 @@ class Chains:
         profile = msgspec.json.encode({"static": static, "dynamic": dynamic})
         sealed = self._sealer.seal(profile_subject(container_tag), profile)
         facts = [*static, *dynamic]
-        vectors = list(self._embedder.embed(facts)) if facts else []
-        flags = self.detector.flags_of(facts, vectors)
+        read = self.detector.reads_vectors and facts
+        flags = self.detector.flags_of(facts, list(self._embedder.embed(facts)) if read else None)
         event = ProfileUpdated(container_tag=container_tag, profile=sealed, flags=flags)
         with self._gate.lock(container_tag):
             return self._record(actor, event)

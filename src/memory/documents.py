@@ -79,12 +79,13 @@ class Ingest:
         existing = self._documents.duplicate(container_tag, content)
         vectors = None if existing is not None else self._embedder.embed([p.text for p in pieces])
         # Recall serves its chunks into prompts as it serves memories: read as they are.
-        # The rules read the title and the whole text; the head each chunk by its vector.
+        # The rules read the title and the whole text; a head each chunk by its vector.
         whole = [*([] if title is None else [title]), content]
-        flags = self._detector.flags_of(
-            [*whole, *(p.text for p in pieces)] if vectors is not None else whole,
-            [*([None] * len(whole)), *vectors] if vectors is not None else None,
-        )
+        if vectors is not None and self._detector.reads_vectors:
+            chunks = [p.text for p in pieces]
+            flags = self._detector.flags_of([*whole, *chunks], [*([None] * len(whole)), *vectors])
+        else:
+            flags = self._detector.flags_of(whole)
         with self._gate.lock(container_tag):
             existing = self._documents.duplicate(container_tag, content)
             if existing is not None or vectors is None:

@@ -62,11 +62,6 @@ class Head(msgspec.Struct, frozen=True, kw_only=True):
     def name(self) -> str:
         return f"{self.embedder.name}/{self.version}"
 
-    def score(self, vector: NDArray[np.floating], verdict: Verdict) -> float:
-        features = head_features(vector, verdict, self.reasons)
-        z = float(np.dot(np.asarray(self.weights), features)) + self.bias
-        return 1.0 / (1.0 + math.exp(-z))
-
 
 class _Scorer:
     """A head's weights laid out for one dot product per text (a write's hot path)."""
@@ -117,6 +112,11 @@ class Detector:
         self._score = None if head is None else _Scorer(head)
         # Named in each ``memory.flagged`` event: which rules, and which head, judged.
         self.name = DETECTOR if head is None else f"{DETECTOR}+{head.name}"
+
+    @property
+    def reads_vectors(self) -> bool:
+        """Whether a verdict uses the text's vector: only then is one worth making for it."""
+        return self.head is not None
 
     @classmethod
     def for_embedder(cls, identity: EmbedderIdentity) -> Detector:

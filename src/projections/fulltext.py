@@ -310,10 +310,10 @@ class FullTextIndex:
 
     def delete(
         self, labels: Iterable[int], *, seq: int | None, container: str | None = None
-    ) -> set[str]:
+    ) -> dict[int, str]:
         """Remove ``labels`` (of ``container``, if known; else looked for in every shard):
-        hidden from searches at once, from the disk index at the commit. Returns the keys of
-        the shards that held any of them.
+        hidden from searches at once, from the disk index at the commit. Returns the shard key
+        of each label a shard held.
 
         The text stays in tantivy's segment files until they merge; erasure needs ``purge``.
         """
@@ -333,7 +333,7 @@ class FullTextIndex:
                     self._queue(_Op(None, None, op.seq))
             if not targets and seq is not None:
                 self._queue(_Op(None, None, seq))
-            return set(located.values())
+            return located
 
     def advance(self, seq: int) -> None:
         """Record that the log is applied up to ``seq`` although nothing here changed."""
@@ -357,17 +357,19 @@ class FullTextIndex:
                 if seq is not None:
                     self._seq_cap = seq - 1
             try:
-                touched = self.delete(labels, seq=seq, container=container)
-                with self._state:
-                    # A label deleted before may linger in its shard's segment files: such a
-                    # shard counts more documents in its statistics than it serves.
-                    if container is not None and shard_key(clean(container)) in self._shards:
-                        touched.add(shard_key(clean(container)))
-                    touched.update(
-                        key
-                        for key, shard in self._shards.items()
-                        if shard.stats.docs > shard.searcher.num_docs
-                    )
+                located = self.delete(labels, seq=seq, container=container)
+                touched = set(located.values())
+                if len(located) < len(set(labels)):
+                    with self._state:
+                        # A label no shard serves may linger, deleted, in its shard's segment
+                        # files: such a shard counts more documents than it serves.
+                        if container is not None and shard_key(clean(container)) in self._shards:
+                            touched.add(shard_key(clean(container)))
+                        touched.update(
+                            key
+                            for key, shard in self._shards.items()
+                            if shard.stats.docs > shard.searcher.num_docs
+                        )
                 self._flush()
                 for key in sorted(touched):
                     self._rebuild_from_disk(key)

@@ -97,10 +97,6 @@ class Shard:
         searcher = self.index.searcher()
         return searcher, disk_stats(searcher)
 
-    @property
-    def empty(self) -> bool:
-        return self.searcher.num_docs == 0 and not self.tail.entries
-
     def remove(self) -> None:
         """Delete the shard's directory (it holds no document)."""
         shutil.rmtree(self.path, ignore_errors=True)
