@@ -16,8 +16,8 @@ from fastapi.responses import JSONResponse
 from ..clock import iso
 from ..errors import ContainerForbidden, NotFound
 from ..memory import AgentScore
-from ..memory.agents import caller_in
 from ..runtime import Runtime
+from ..web.caller import caller_in
 
 
 def agent_routes(runtime: Runtime) -> APIRouter:

@@ -11,12 +11,12 @@ from fastapi.responses import JSONResponse
 
 from .. import __version__
 from ..mcp_server import McpHttp
-from ..memory.agents import CALLER_STATE
 from ..memory.agents import LOCAL as LOCAL_CALLER
 from ..proxy import Capture, RecallTool, Services, Upstream, proxy_routes
 from ..runtime import Runtime
 from ..serving import remove_address
 from ..web.auth import BearerAuth
+from ..web.caller import CALLER_STATE
 from ..web.host_guard import HostGuard
 from .agent_routes import agent_routes
 from .audit_routes import audit_routes

@@ -19,8 +19,8 @@ from ..audit.export import ExportHeader, export_chunk, export_header, header_lin
 from ..audit.signing import store_key
 from ..audit.stream import event_stream
 from ..errors import InvalidInput
-from ..memory.agents import caller_in
 from ..runtime import Runtime
+from ..web.caller import caller_in
 
 _SEQ = re.compile(r"[0-9]{1,20}")
 _MAX_SEQ = 2**64 - 1  # seqs are stored as u64

@@ -18,9 +18,9 @@ from ..memory import (
     digest,
     render_memories,
 )
-from ..memory.agents import caller_in
 from ..runtime import Runtime
 from ..views import trace_json, trace_summary
+from ..web.caller import caller_in
 
 
 def inspect_routes(runtime: Runtime) -> APIRouter:

@@ -15,7 +15,7 @@ import msgspec
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from ..portability import ImportFile
+from ..memory.portable.format import ImportFile
 from .models import (
     Forget,
     MarkUsed,

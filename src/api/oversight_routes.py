@@ -16,8 +16,9 @@ from ..errors import InvalidInput, NotFound
 from ..eventlog import Actor
 from ..eventlog.events import ProfileReset, RevertedChain
 from ..memory import Core, RollbackRow
-from ..memory.agents import Caller, caller_in, check_agent_name
+from ..memory.agents import Caller, check_agent_name
 from ..runtime import Runtime
+from ..web.caller import caller_in
 from ..web.request_body import decode_json, read_body
 from .models import Tag
 

@@ -8,9 +8,9 @@ import msgspec
 from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from ..memory.agents import caller_in
-from ..portability import Envelope, Importer, export
+from ..memory.portable.format import Envelope
 from ..runtime import Runtime
+from ..web.caller import caller_in
 from ..web.request_body import read_json
 
 # An export holds a whole store: far larger than any other request body.
@@ -36,17 +36,6 @@ def containers_of(envelope: Envelope) -> set[str | None]:
 def portability_routes(runtime: Runtime) -> APIRouter:
     router = APIRouter()
     core = runtime.core
-    importer = Importer(
-        ingest=core.ingest,
-        chains=core.chains,
-        memories=core.memories,
-        documents=core.documents,
-        embedder=core.embedder,
-        log=runtime.log,
-        keys=runtime.keys,
-        sealer=runtime.sealer,
-        detector=core.detector,
-    )
     limit = max(IMPORT_MAX_BYTES, runtime.settings.max_body_bytes)
 
     @router.get("/export")
@@ -55,7 +44,7 @@ def portability_routes(runtime: Runtime) -> APIRouter:
         container_tag: Annotated[str | None, Query(alias="containerTag", max_length=256)] = None,
     ) -> Response:
         caller_in(request.scope).reach(container_tag)
-        document = export(core.memories, core.documents, container_tag=container_tag)
+        document = core.export(container_tag)
         return Response(msgspec.json.encode(document), media_type="application/json")
 
     @router.post("/import")
@@ -64,7 +53,9 @@ def portability_routes(runtime: Runtime) -> APIRouter:
         caller = caller_in(request.scope)
         for tag in containers_of(envelope) if caller.scoped else ():
             caller.reach(tag)
-        report = await run_in_threadpool(importer.run, envelope, caller.actor("import"), caller.may)
+        report = await run_in_threadpool(
+            core.importer.run, envelope, caller.actor("import"), caller.may
+        )
         return Response(msgspec.json.encode(report), media_type="application/json")
 
     return router

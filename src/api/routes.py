@@ -16,7 +16,6 @@ from ..clock import parse_observed_at
 from ..errors import InvalidInput
 from ..eventlog import Actor
 from ..memory import NewMemory, RecallRequest
-from ..memory.agents import caller_in
 from ..runtime import Runtime
 from ..views import (
     chain_body,
@@ -26,6 +25,7 @@ from ..views import (
     profile_json,
     version_json,
 )
+from ..web.caller import caller_in
 from ..web.request_body import decode_json, read_body, read_json
 from .hot import Reply
 from .models import (

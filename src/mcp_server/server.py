@@ -23,8 +23,9 @@ from mcp.shared.exceptions import MCPError
 from .. import __version__
 from ..errors import InvalidInput, MnemologError, NotFound
 from ..memory import Caller, Core
-from ..memory.agents import LOCAL, caller_in
+from ..memory.agents import LOCAL
 from ..settings import Settings
+from ..web.caller import caller_in
 from ..web.statuses import error_body
 from .prompts import PROMPTS, prompt
 from .resources import TEMPLATES, MemoryResources

@@ -16,8 +16,7 @@ import hmac
 import re
 import secrets
 import threading
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import msgspec
 
@@ -80,14 +79,6 @@ class Caller(msgspec.Struct, frozen=True, kw_only=True):
 
 
 LOCAL = Caller(admin=True)
-# Where the door (``web/auth.py``) leaves a request's caller in its ASGI scope state.
-CALLER_STATE = "mnemolog.caller"
-
-
-def caller_in(scope: Mapping[str, Any]) -> Caller:
-    """A request's caller; the local agent where no door put one (an app under test)."""
-    found = scope.get("state", {}).get(CALLER_STATE)
-    return found if isinstance(found, Caller) else LOCAL
 
 
 class NewKey(msgspec.Struct, frozen=True, kw_only=True):

@@ -30,6 +30,9 @@ from .fresh_ids import FreshIds
 from .gate import Gate
 from .neighbours import LiveNeighbours
 from .poisoning_head import Detector
+from .portable.exporter import export
+from .portable.format import Export
+from .portable.importer import Importer
 from .quarantine import Quarantine
 from .reads import Reads
 from .recall import Recall
@@ -222,6 +225,21 @@ class Core:
             trust=self.trust,
         )
         self.usage = Usage(recorder=self._recorder, reads=self.reads)
+        self.importer = Importer(
+            ingest=self.ingest,
+            chains=self.chains,
+            memories=self.memories,
+            documents=self.documents,
+            embedder=self.embedder,
+            log=log,
+            keys=keys,
+            sealer=sealer,
+            detector=self.detector,
+        )
+
+    def export(self, container_tag: str | None = None) -> Export:
+        """The ``bellamente-export`` document of one container, or of the whole store."""
+        return export(self.memories, self.documents, container_tag=container_tag)
 
     def close(self) -> None:
         self._fresh.close()

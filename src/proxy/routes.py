@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from ..errors import MnemologError, UpstreamNotConfigured
-from ..memory.agents import caller_in
+from ..web.caller import caller_in
 from ..web.statuses import error_body, http_status
 from .buffered import answer_text, run_buffered
 from .capture import Capture

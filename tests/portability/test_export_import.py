@@ -11,7 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from mnemolog.errors import EmbedderError
-from mnemolog.portability import Envelope, Importer
+from mnemolog.memory.portable.format import Envelope
+from mnemolog.memory.portable.importer import Importer
 
 from .conftest import Store, open_store
 

@@ -12,7 +12,7 @@ from typing import Annotated, Literal, TypeVar
 
 import msgspec
 
-from ..clock import parse_instant
+from ...clock import parse_instant
 
 FORMAT: Literal["bellamente-export"] = "bellamente-export"
 VERSION: Literal[1] = 1

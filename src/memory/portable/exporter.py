@@ -12,8 +12,10 @@ import time
 
 import msgspec
 
-from ..clock import iso
-from ..memory import ChainView, DocumentProjection, DocumentRow, ImportRow, MemoryProjection
+from ...clock import iso
+from ...projections.documents import DocumentProjection, DocumentRow
+from ...projections.memories import MemoryProjection
+from ...projections.memory_rows import ChainView, ImportRow
 from .format import Chain, Document, Export, Link, Profile, Provenance, SplitSource, Version
 
 _PAGE = 500

@@ -22,10 +22,10 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from ..embedding.port import Embedder, embed_bytes
-from ..errors import EmbedderError, InvalidInput, KeyDestroyed
-from ..eventlog import Actor, AnyEvent, EventLog, KeyStore, Sealer
-from ..eventlog.events import (
+from ...embedding.port import Embedder, embed_bytes
+from ...errors import EmbedderError, InvalidInput, KeyDestroyed
+from ...eventlog import Actor, AnyEvent, EventLog, KeyStore, Sealer
+from ...eventlog.events import (
     DocumentImported,
     Evidence,
     ImportedChain,
@@ -34,9 +34,12 @@ from ..eventlog.events import (
     MemoryImported,
     MemoryLinked,
 )
-from ..eventlog.subjects import container_subject, document_subject, memory_subject
-from ..memory import Chains, DocumentProjection, Ingest, MemoryProjection
-from ..memory.poisoning_head import Detector
+from ...eventlog.subjects import container_subject, document_subject, memory_subject
+from ...projections.documents import DocumentProjection
+from ...projections.memories import MemoryProjection
+from ..chains import Chains
+from ..documents import Ingest
+from ..poisoning_head import Detector
 from .format import (
     BadItem,
     Chain,
