@@ -254,6 +254,7 @@ COMPOSED = {
     "rollbacks",
     "splits",
     "trust",
+    "turns",
     "usage",
     "writes",
 }

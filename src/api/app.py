@@ -69,7 +69,6 @@ def create_app(runtime: Runtime) -> HostGuard:
     services = Services(
         settings=settings,
         core=core,
-        sealer=runtime.sealer,
         upstream=upstream,
         memory=RecallTool(
             core,

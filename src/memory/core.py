@@ -41,6 +41,7 @@ from .rollback import Rollbacks
 from .sameness import gates_for
 from .splitting import Splits
 from .trust import Trust, trust_params
+from .turns import Turns
 from .usage import Usage
 from .writes import Writes
 
@@ -225,6 +226,7 @@ class Core:
             trust=self.trust,
         )
         self.usage = Usage(recorder=self._recorder, reads=self.reads)
+        self.turns = Turns(recorder=self._recorder, sealer=sealer)
         self.importer = Importer(
             ingest=self.ingest,
             chains=self.chains,

@@ -6,7 +6,8 @@ while memory rounds are left. Any memory failure turns memory off for the rest o
 memory-less answer, with the reason in the trace); a save the write decision refuses, or with
 bad arguments, is told to the model instead. An upstream that fails a request the proxy
 changed is asked once more with the client's own request. At the end the whole turn is
-appended as events: one ``context.injected`` per search result sent and one ``proxy.turn``.
+recorded by the domain (``memory/turns.py``): one ``context.injected`` per search result sent,
+the ``proxy.turn``, and the capture's decision.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ import msgspec
 from starlette.concurrency import run_in_threadpool
 
 from ..errors import AgentDistrusted
-from ..eventlog import Actor, Draft, Sealed, Sealer
-from ..eventlog.events import CaptureDecided, ContextInjected, ProxyRound, ProxyTurn
-from ..eventlog.subjects import container_subject
-from ..memory import MEMORIES_RENDERER, Core, digest
+from ..eventlog import Actor
+from ..eventlog.events import CaptureDecided, ProxyRound, ProxyTurn
+from ..memory import Core, digest
 from ..settings import Settings
 from .calls import ToolCall
 from .recall_tool import Injection, MemoryFailed, Profile, RecallTool
@@ -54,7 +54,6 @@ class Services(msgspec.Struct, kw_only=True):
 
     settings: Settings
     core: Core  # records a turn's events, applied before its answer ends
-    sealer: Sealer
     upstream: Upstream
     memory: RecallTool
 
@@ -172,21 +171,15 @@ class Turn:
             decision=decision,
             memory_calls=len(memory),
             client_calls=len(client),
-            arguments=self._sealed(searches),
+            arguments=self.services.core.turns.sealed_arguments(
+                self.request.container_tag, searches
+            ),
             error=error,
             save_calls=len(saves),
             save_replaces=[_replaces_of(arguments) for arguments in saves],
         )
         self.rounds.append(done)
         return done
-
-    def _sealed(self, arguments: list[str]) -> Sealed | None:
-        if not arguments:
-            return None
-        payload = json.dumps(arguments, ensure_ascii=False)
-        return self.services.sealer.seal_text(
-            container_subject(self.request.container_tag), payload
-        )
 
     async def memory_round(self, calls: list[ToolCall], content: str) -> None:
         """Run the recalls and saves the model asked for, in its order, and add the exchange
@@ -323,42 +316,22 @@ class Turn:
                 self.degraded.append("capture_refused")
             except Exception:
                 self.degraded.append("capture_failed")
-        drafts = self._drafts(outcome, status, answer)
-        if capture is not None:
-            drafts.append(Draft(self.actor, capture))
-        await run_in_threadpool(self._append, drafts)
-
-    def _append(self, drafts: list[Draft]) -> None:
-        self.services.core.record(drafts)  # so /inspect shows the turn once it is answered
+        turn = self._turn_event(outcome, status, answer)
+        await run_in_threadpool(
+            self.services.core.turns.record, self.actor, turn, self.injections, capture
+        )
 
     def finish_now(self, outcome: Outcome, status: int, answer: str | None) -> None:
         """For a turn cut short (its task cancelled): submit its events without waiting; a
         capture still running records its decision when it is done."""
-        self.services.core.record(self._drafts(outcome, status, answer), durable=False)
+        turn = self._turn_event(outcome, status, answer)
+        self.services.core.turns.record(self.actor, turn, self.injections, durable=False)
         if self.capture is not None:
             self.capture.add_done_callback(self._capture_done)
 
     def _capture_done(self, done: asyncio.Future[CaptureDecided]) -> None:
         if not done.cancelled() and done.exception() is None:
-            self.services.core.record([Draft(self.actor, done.result())], durable=False)
-
-    def _drafts(self, outcome: Outcome, status: int, answer: str | None) -> list[Draft]:
-        drafts = [
-            Draft(
-                self.actor,
-                ContextInjected(
-                    trace_id=self.turn_id,
-                    recall_id=i.recall_id,
-                    version_ids=i.version_ids,
-                    renderer=MEMORIES_RENDERER,
-                    sent_digest=i.digest,
-                    sources=i.sources,
-                ),
-            )
-            for i in self.injections
-        ]
-        drafts.append(Draft(self.actor, self._turn_event(outcome, status, answer)))
-        return drafts
+            self.services.core.turns.record_capture(self.actor, done.result())
 
     def _turn_event(self, outcome: Outcome, status: int, answer: str | None) -> ProxyTurn:
         return ProxyTurn(
