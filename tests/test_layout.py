@@ -1,6 +1,6 @@
 """The layout holds the architecture: each floor imports only the floors under it.
 
-    foundation   errors, clock, fsync, settings, settings_env (and the package's own __init__)
+    foundation   errors, clock, fsync, settings, settings_env, texts (and the package's __init__)
     eventlog     the log                          -> foundation
     embedding    local embedders                  -> eventlog, foundation
     projections  folds over the log               -> embedding, eventlog, foundation
@@ -25,7 +25,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
-FOUNDATION = {"errors", "clock", "fsync", "settings", "settings_env", "__init__"}
+FOUNDATION = {"errors", "clock", "fsync", "settings", "settings_env", "texts", "__init__"}
 SHELLS = {
     "api",
     "proxy",

@@ -24,7 +24,7 @@ from ..eventlog.events import (
     MemoryWritten,
 )
 from ..eventlog.subjects import container_subject, memory_subject
-from ..projections.memory_rows import content_hash
+from ..texts import content_hash
 from .arbiter import Arbitration
 from .gate import Head, Heads
 from .poisoning import Verdict

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from itertools import accumulate
 from typing import Literal
@@ -10,6 +9,8 @@ from typing import Literal
 import msgspec
 
 from ..eventlog import Appended, StoredRecord
+from .gate import Gate
+from .record import Recorder
 
 Status = Literal["created", "superseded", "deduplicated"]
 
@@ -28,24 +29,27 @@ class WriteOutcome(msgspec.Struct, frozen=True, kw_only=True):
     flags: tuple[str, ...] = ()  # the poisoning detector's reasons, when it flagged the text
 
 
+class Decided(msgspec.Struct, frozen=True, kw_only=True):
+    """One container's writes, decided under its lock and submitted."""
+
+    group: int  # which group of the call they are
+    container_tag: str
+    token: object  # their heads' hold on the gate, released when they land
+    append: Future[Appended]
+    outcomes: list[WriteOutcome]  # without their seqs yet
+    counts: list[int]  # how many events each write appended
+
+
 class SubmittedGroups:
     """Writes decided and submitted by ``Writes.submit_groups``, not yet durable."""
 
     def __init__(
-        self,
-        results: list[list[WriteOutcome] | Exception],
-        *,
-        apply: Callable[[int, Sequence[StoredRecord]], object],
-        land: Callable[[str, object], None],
+        self, results: list[list[WriteOutcome] | Exception], *, recorder: Recorder, gate: Gate
     ) -> None:
         self._results = results
-        self._apply = apply
-        self._land = land
-        # (group, container, in-flight token, the append, the outcomes without their seqs,
-        # how many events each outcome's write appended)
-        self.decided: list[
-            tuple[int, str, object, Future[Appended], list[WriteOutcome], list[int]]
-        ] = []
+        self._recorder = recorder
+        self._gate = gate
+        self.decided: list[Decided] = []
 
     def finish(self) -> list[list[WriteOutcome] | Exception]:
         """Wait until the appends are durable and applied; each group's outcomes or error."""
@@ -53,9 +57,10 @@ class SubmittedGroups:
         try:
             last = 0
             appended: list[StoredRecord] = []
-            for n, _, _, future, outcomes, counts in self.decided:
+            for decided in self.decided:
+                n = decided.group
                 try:
-                    done = future.result()
+                    done = decided.append.result()
                 except Exception as exc:
                     results[n] = exc
                     continue
@@ -63,19 +68,19 @@ class SubmittedGroups:
                 appended.extend(done.records)
                 last = max(last, seqs[-1])
                 # Each outcome's seq is that of the first event its write appended.
-                firsts = [seqs[at] for at in accumulate(counts[:-1], initial=0)]
+                firsts = [seqs[at] for at in accumulate(decided.counts[:-1], initial=0)]
                 results[n] = [
                     msgspec.structs.replace(o, seq=seq)
-                    for o, seq in zip(outcomes, firsts, strict=True)
+                    for o, seq in zip(decided.outcomes, firsts, strict=True)
                 ]
             if last:
                 appended.sort(key=lambda r: r.seq)
-                self._apply(last, appended)
+                self._recorder.apply(last, appended)
         finally:
             self.abandon()
         return results
 
     def abandon(self) -> None:
         """Drop the in-flight heads (after ``finish``, or when it will never run)."""
-        for _, container_tag, token, _, _, _ in self.decided:
-            self._land(container_tag, token)
+        for decided in self.decided:
+            self._gate.land(decided.container_tag, decided.token)

@@ -13,21 +13,21 @@ the projections plus the heads still in flight.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Future
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from ..embedding.port import Embedder, from_bytes
 from ..errors import KeyDestroyed, MemoryForgotten, NotFound, VersionConflict
-from ..eventlog import Actor, Appended, Draft, Sealer
+from ..eventlog import Actor, Draft, Sealer
 from ..eventlog.events import (
     AnyEvent,
 )
 from ..projections.memories import MemoryProjection
-from ..projections.memory_rows import VersionRow, content_hash
+from ..projections.memory_rows import VersionRow
 from ..projections.vector_exact import unit
+from ..texts import content_hash
 from .arbiter import Arbiter, Arbitration
 from .fresh_ids import FreshIds
 from .gate import Gate, Head, Heads
@@ -35,7 +35,7 @@ from .outcomes import Outcomes, dedup, older_fact, screened
 from .poisoning_head import Detector
 from .record import Recorder
 from .sameness import Gates, Judgement, judge, may_keep
-from .submitted import SubmittedGroups, WriteOutcome
+from .submitted import Decided, SubmittedGroups, WriteOutcome
 from .trust import Trust
 from .versions import NewMemory
 
@@ -45,8 +45,22 @@ from .versions import NewMemory
 # linked at 4, see bench/distinct.py); judging a pair the word sets tell apart costs
 # microseconds.
 NEIGHBOURS = 16
-# A candidate judged: the chain head, the judgement, and the head's text.
-_Judged = tuple[Head, Judgement, str]
+
+
+class Candidate(NamedTuple):
+    """A live chain head close to a write, as it is judged against it."""
+
+    similarity: float
+    head: Head
+    text: str
+
+
+class Judged(NamedTuple):
+    """A candidate judged: the chain head, the judgement, and the head's text."""
+
+    head: Head
+    judgement: Judgement
+    text: str
 
 
 class NearestLive(Protocol):
@@ -129,7 +143,7 @@ class Writes:
             self._trust.refuse_distrusted(actor)  # before anything is embedded or decided
         texts = [item.content for _, items in groups for item in items]
         results: list[list[WriteOutcome] | Exception] = [[] for _ in groups]
-        submitted = SubmittedGroups(results, apply=self._recorder.apply, land=self._gate.land)
+        submitted = SubmittedGroups(results, recorder=self._recorder, gate=self._gate)
         if not texts:
             return submitted
         vectors = self._embedder.embed(texts)
@@ -141,9 +155,7 @@ class Writes:
                 if not items:
                     continue
                 try:
-                    submitted.decided.append(
-                        (n, container_tag, *self._submit(container_tag, items, chunk, actor))
-                    )
+                    submitted.decided.append(self._submit(n, container_tag, items, chunk, actor))
                 except Exception as exc:
                     results[n] = exc
         except BaseException:
@@ -153,11 +165,12 @@ class Writes:
 
     def _submit(
         self,
+        group: int,
         container_tag: str,
         items: Sequence[NewMemory],
         vectors: npt.NDArray[np.float32],
         actor: Actor,
-    ) -> tuple[object, Future[Appended], list[WriteOutcome], list[int]]:
+    ) -> Decided:
         """Decide one container's writes under its lock and submit their append; the heads
         they make stay *in flight* (seen by the next decisions) until the gate lands them."""
         # Ids for the chains this batch may start, their keys already durable (made ahead,
@@ -204,7 +217,14 @@ class Writes:
             future = self._recorder.submit(drafts)
             made = {o.memory_id for o in outcomes if o.status != "deduplicated"}
             self._gate.hold(container_tag, token, future, [h for h in batch if h.memory_id in made])
-        return token, future, outcomes, counts
+        return Decided(
+            group=group,
+            container_tag=container_tag,
+            token=token,
+            append=future,
+            outcomes=outcomes,
+            counts=counts,
+        )
 
     def _decide(
         self,
@@ -283,21 +303,22 @@ class Writes:
         vector: npt.NDArray[np.float32],
         near: list[tuple[VersionRow, float]],
         batch: Heads,
-    ) -> tuple[_Judged | None, _Judged | None]:
+    ) -> tuple[Judged | None, Judged | None]:
         """The live chain heads close to ``item`` (in the projection, and decided earlier but
         not applied yet), judged most similar first: the first judged the same fact (to
         supersede) and, failing that, the first that it may update (to link)."""
-        candidates: list[tuple[float, Head, str]] = []
+        candidates: list[Candidate] = []
         for row, similarity in near:
             if similarity < self._at_least:
                 break
             if row.memory_id in batch or not _live_latest(row):
                 continue
-            candidates.append((similarity, _head_of(row), row.content or ""))
+            candidates.append(Candidate(similarity, _head_of(row), row.content or ""))
         pending = batch.closest(vector, self._at_least)
         if pending is not None:
-            candidates.append((pending[1], pending[0], pending[0].text))
-        candidates.sort(key=lambda c: -c[0])  # stable: the projection's first among equals
+            head, similarity = pending
+            candidates.append(Candidate(similarity, head, head.text))
+        candidates.sort(key=lambda c: -c.similarity)  # stable: the projection's first among equals
         # Only a text whose words the write keeps can be superseded: those are judged first,
         # then the others in turn up to the first possible update. (Judging a pair aligns
         # its words, tens of microseconds; a container of one template has many candidates.)
@@ -305,11 +326,11 @@ class Writes:
             if may_keep(text, item.content, similarity, self._gates):
                 judgement = judge(text, item.content, similarity, self._gates)
                 if judgement.verdict == "same":
-                    return (head, judgement, text), None
+                    return Judged(head, judgement, text), None
         for similarity, head, text in candidates:
             judgement = judge(text, item.content, similarity, self._gates)
             if judgement.verdict == "possible":
-                return None, (head, judgement, text)
+                return None, Judged(head, judgement, text)
         return None, None
 
     def _explicit(

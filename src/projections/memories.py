@@ -34,8 +34,9 @@ from ..eventlog.events import (
     SubjectErased,
     VectorsReembedded,
 )
+from ..texts import content_hash
 from .memory_queries import MemoryQueries
-from .memory_rows import INSERT_VERSION, SCHEMA, content_hash
+from .memory_rows import INSERT_VERSION, SCHEMA
 
 
 def _encode_receipt(event: ContainerErased) -> str:

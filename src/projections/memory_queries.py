@@ -9,6 +9,7 @@ from collections.abc import Set as AbstractSet
 import msgspec
 
 from ..eventlog.events import ContainerErased, EmbedderPinned, ImportOrigin
+from ..texts import content_hash
 from .memory_audit import MemoryAudit
 from .memory_rows import (
     FROM_VERSIONS,
@@ -18,7 +19,6 @@ from .memory_rows import (
     LinkRow,
     SplitRow,
     VersionRow,
-    content_hash,
     decode_version,
 )
 from .vector_exact import StoredVectors, stored_matrix

@@ -13,9 +13,7 @@ log time: ``valid_from`` inclusive, ``valid_to`` exclusive, stamped from one eve
 
 from __future__ import annotations
 
-import hashlib
 import json
-import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -202,12 +200,6 @@ class ImportRow(msgspec.Struct, frozen=True, kw_only=True):
     source_id: str
     source_version_id: str | None
     origin: ImportOrigin
-
-
-def content_hash(content: str) -> str:
-    """The identity of a content for exact-duplicate detection: NFC, whitespace collapsed."""
-    normal = " ".join(unicodedata.normalize("NFC", content).split())
-    return hashlib.sha256(normal.encode()).hexdigest()
 
 
 VERSION_COLUMNS = """

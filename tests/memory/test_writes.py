@@ -14,9 +14,9 @@ import pytest
 from mnemolog.eventlog import Actor
 from mnemolog.eventlog.events import MemoryLinked
 from mnemolog.memory import NewMemory
-from mnemolog.projections.memory_rows import content_hash
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
+from mnemolog.texts import content_hash
 
 ACTOR = Actor(agent_id="agent-test", protocol="rest")
 FACTS = [

@@ -23,8 +23,8 @@ from mnemolog.eventlog.events import (
     SubjectErased,
 )
 from mnemolog.projections.memories import MemoryProjection
-from mnemolog.projections.memory_rows import content_hash
 from mnemolog.projections.runner import ProjectionRunner
+from mnemolog.texts import content_hash
 
 ACTOR = Actor(agent_id="agent-1", protocol="rest")
 
