@@ -1,5 +1,5 @@
 """Derive the similarity thresholds of every embedder from the labelled pairs, and print them
-beside the values the product ships (``mnemolog.memory.calibration`` says how).
+beside the values the product ships (``mnemolog.memory.writing.calibration`` says how).
 
     .venv/bin/python bench/calibrate.py [--tiers quality,fast] [--split dev] [--json]
 
@@ -19,8 +19,8 @@ import msgspec
 import numpy as np
 
 from mnemolog.embedding import Embedder, open_embedder
-from mnemolog.memory.calibration import SHIPPED, Thresholds, derive
-from mnemolog.memory.sameness import Gates, judge
+from mnemolog.memory.writing.calibration import SHIPPED, Thresholds, derive
+from mnemolog.memory.writing.sameness import Gates, judge
 from mnemolog.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -57,8 +57,8 @@ from retrieval import ACTOR, Haystack, Question, auroc
 from mnemolog.embedding import rerank as rerank_module
 from mnemolog.eventlog.events import Candidate, RecallPerformed
 from mnemolog.memory import RecallRequest
-from mnemolog.memory import ranking as rules
-from mnemolog.projections.analysis import ANALYZER, query_terms
+from mnemolog.memory.recall import ranking as rules
+from mnemolog.projections.fulltext.analysis import ANALYZER, query_terms
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 

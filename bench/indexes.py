@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 from latency import latency_summary
 
-from mnemolog.projections.fulltext import FullTextIndex, TextDoc
-from mnemolog.projections.vector_files import sidecar_path
-from mnemolog.projections.vectors import VectorIndex
+from mnemolog.projections.fulltext.index import FullTextIndex, TextDoc
+from mnemolog.projections.vectors.files import sidecar_path
+from mnemolog.projections.vectors.index import VectorIndex
 
 DIM = 256
 K = 10

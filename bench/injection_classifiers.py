@@ -101,7 +101,7 @@ def _forbid_network() -> None:
 
 
 def _rules() -> tuple[Callable[[str], float], float, str | None, str]:
-    from mnemolog.memory.poisoning import detect
+    from mnemolog.memory.poisoning.rules import detect
 
     return (lambda t: 1.0 if detect(t).flagged else 0.0), 0.5, None, "mnemolog rules (flagged=1)"
 

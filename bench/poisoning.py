@@ -3,7 +3,7 @@
 Reads the labelled corpora of ``tests/data/poisoning/``: ``attacks.jsonl`` (instruction-style
 payloads, each should be flagged) and ``benign.jsonl`` (personal facts and remarks, none
 should be), each row ``{"id", "category", "split", "text"}``. The rules of
-``mnemolog.memory.poisoning`` are designed on the ``dev`` split; ``holdout`` checks them on
+``mnemolog.memory.poisoning.rules`` are designed on the ``dev`` split; ``holdout`` checks them on
 texts they were not designed on.
 
 Printed per corpus and split: the flag rate of each category, the total, then every miss (an
@@ -23,7 +23,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from mnemolog.memory.poisoning import REASONS, Verdict, detect
+from mnemolog.memory.poisoning.rules import REASONS, Verdict, detect
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "poisoning"
 CORPORA = ("attacks", "benign")

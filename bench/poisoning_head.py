@@ -1,6 +1,6 @@
 """How far a learned poisoning head carries to attacks written apart from its training texts.
 
-The head (``mnemolog.memory.poisoning_head``, fitted by ``poisoning_fit``) is a logistic
+The head (``mnemolog.memory.poisoning.head``, fitted by ``poisoning_fit``) is a logistic
 regression over a text's embedding by the store's own embedder (fast or quality tier), here
 also without the rules' reasons as extra features. It is trained on every labelled set of
 ``tests/data/poisoning/`` except one blind batch, and scored on that batch: how far a model
@@ -29,8 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mnemolog.embedding.select import open_embedder
-from mnemolog.memory.poisoning import detect
-from mnemolog.memory.poisoning_fit import (
+from mnemolog.memory.poisoning.fit import (
     PENALTY,
     RULE_REASONS,
     features_of,
@@ -38,7 +37,8 @@ from mnemolog.memory.poisoning_fit import (
     held_out_scores,
     scores,
 )
-from mnemolog.memory.poisoning_head import VETO
+from mnemolog.memory.poisoning.head import VETO
+from mnemolog.memory.poisoning.rules import detect
 from mnemolog.settings import Settings
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "poisoning"

@@ -30,7 +30,7 @@ from recall import memory_texts
 from mnemolog.clock import iso
 from mnemolog.eventlog import Actor
 from mnemolog.memory import NewMemory
-from mnemolog.projections.snapshots import snapshot_files
+from mnemolog.projections.memories.snapshots import snapshot_files
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 

@@ -54,9 +54,9 @@ from latency import latency_summary
 from mnemolog.eventlog import Actor
 from mnemolog.eventlog.events import Candidate, RecallPerformed
 from mnemolog.memory import Core, Hit, NewMemory, RecallRequest, WriteOutcome
-from mnemolog.memory.ranking import RERANK_POOL
-from mnemolog.projections.analysis import ANALYZER, TOKENIZER
-from mnemolog.projections.memory_rows import VersionRow
+from mnemolog.memory.recall.ranking import RERANK_POOL
+from mnemolog.projections.fulltext.analysis import ANALYZER, TOKENIZER
+from mnemolog.projections.memories.rows import VersionRow
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 

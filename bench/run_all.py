@@ -439,7 +439,7 @@ def plots(report: dict[str, Any], folder: Path) -> dict[str, Path]:
 
 
 def product_pool(figures: dict[str, Any]) -> int | None:
-    from mnemolog.memory.ranking import RERANK_POOL
+    from mnemolog.memory.recall.ranking import RERANK_POOL
 
     pools = [int(p) for p in figures["rerank_search_ms"]]
     if not pools:

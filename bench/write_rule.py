@@ -5,8 +5,8 @@ and ``holdout.jsonl``, kept aside to check it on texts it was not designed on): 
 memory and a new one, labelled ``correction`` (the new one replaces the old), ``distinct`` (both
 are true at once) or ``duplicate`` (the same text again, trivially changed). For each embedder
 tier, opened in process, every pair's two texts are embedded (in batches) and their cosine (a dot
-product: the vectors have norm 1) goes to ``mnemolog.memory.sameness.judge`` with the gates of
-that embedder. Beside it runs the legacy rule, computed here: ``same`` when the cosine is at
+product: the vectors have norm 1) goes to ``mnemolog.memory.writing.sameness.judge`` with the
+gates of that embedder. Beside it runs the legacy rule, computed here: ``same`` when the cosine is at
 least 0.85 and the Jaccard of the two texts' plain words at least 0.5, else ``distinct``.
 
 Printed per tier and split: each category's verdicts (same / possible / distinct) with its
@@ -52,8 +52,8 @@ import numpy as np
 import numpy.typing as npt
 
 from mnemolog.embedding import Embedder, open_embedder
-from mnemolog.memory.sameness import Judgement, Verdict, gates_for, judge
-from mnemolog.projections.analysis import plain_words
+from mnemolog.memory.writing.sameness import Judgement, Verdict, gates_for, judge
+from mnemolog.projections.fulltext.analysis import plain_words
 from mnemolog.proxy.arbiter import UpstreamArbiter
 from mnemolog.settings import Settings
 

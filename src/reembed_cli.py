@@ -1,6 +1,7 @@
 """``mnemolog reembed --embedder TIER``: move a data dir to another embedder.
 
-The log is replayed into vectors of the new model (``memory/reembedding.py``), as events, with
+The log is replayed into vectors of the new model (``memory/lifecycle/reembedding.py``), as
+events, with
 the server stopped: it takes the data dir's lock (exit 3 while a server holds it). Progress goes
 to standard error. Interrupted, it resumes where it stopped when run again; until it has
 finished, the server refuses to start. Then the projections fold the new vectors once, so the
@@ -24,7 +25,7 @@ from .eventlog.datadir import DataDirLock, keys_dir, log_dir
 from .eventlog.keystore import KeyStore
 from .eventlog.lmdb_log import LmdbEventLog
 from .eventlog.sealing import Sealer
-from .memory.reembedding import Report, reembed
+from .memory.lifecycle.reembedding import Report, reembed
 from .settings import Settings
 from .settings_env import settings_from_env
 

@@ -18,7 +18,8 @@ from mnemolog.embedding import Embedder, open_embedder, tier_identity
 from mnemolog.errors import EmbedderError, EmbedderMismatch, InvalidInput
 from mnemolog.eventlog import Actor
 from mnemolog.eventlog.events import ReembedCompleted, ReembedStarted, VectorsReembedded
-from mnemolog.memory import NewMemory, RecallRequest, reembedding
+from mnemolog.memory import NewMemory, RecallRequest
+from mnemolog.memory.lifecycle import reembedding
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 

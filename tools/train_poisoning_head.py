@@ -5,7 +5,7 @@ python tools/train_poisoning_head.py --check    # exit 1 if a shipped head is no
                                                 # would write (weights to 1e-6)
 
 Each tier's embedder embeds every text of ``TRAINING`` in ``tests/data/poisoning/`` (attacks
-labelled 1, benign 0); ``mnemolog.memory.poisoning_fit.train`` fits the head and sets its cut.
+labelled 1, benign 0); ``mnemolog.memory.poisoning.fit.train`` fits the head and sets its cut.
 Deterministic: the same corpora and embedder give the same head.
 """
 
@@ -20,8 +20,8 @@ import msgspec
 import numpy as np
 
 from mnemolog.embedding.select import open_embedder
-from mnemolog.memory.poisoning_fit import features_of, train
-from mnemolog.memory.poisoning_head import HEADS_DIR, Head, head_file
+from mnemolog.memory.poisoning.fit import features_of, train
+from mnemolog.memory.poisoning.head import HEADS_DIR, Head, head_file
 from mnemolog.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

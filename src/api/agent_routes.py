@@ -1,6 +1,6 @@
 """``GET /agents`` and ``GET /agents/{id}``: each agent's trust, explained by its signals.
 
-A score is a fold over the log (``projections/trust.py``), so it is shown with the events
+A score is a fold over the log (``projections/trust/projection.py``), so it is shown with the events
 that moved it: each signal's seq, kind, signed weight and the trust after it. Key ids and
 scopes are shown, never a secret or its digest. A key scoped to containers may read its own
 agent only: another agent's signals name memories of other containers.

@@ -5,21 +5,21 @@ This face is what the shells (REST, proxy, replay, portability, CLI) use: the se
 requests and outcomes they take and give, and the read models' row types they show.
 """
 
-from ..projections.documents import ChunkRow, DocumentProjection, DocumentRow
-from ..projections.memories import MemoryProjection
-from ..projections.memory_rows import ChainView, ImportRow, LinkRow, SplitRow, VersionRow
+from ..projections.documents.projection import ChunkRow, DocumentProjection, DocumentRow
+from ..projections.memories.projection import MemoryProjection
+from ..projections.memories.rows import ChainView, ImportRow, LinkRow, SplitRow, VersionRow
 from ..projections.oversight import QuarantineRow, RollbackRow
 from ..projections.traces import Trace, TurnTrace
-from ..projections.trust_rows import AgentScore, Carried, SignalRow, TrustParams
+from ..projections.trust.rows import AgentScore, Carried, SignalRow, TrustParams
 from .agents import Agents, Caller
-from .chains import Chains
 from .core import Core
 from .documents import DocumentOutcome, Ingest
-from .erasure import Erasure, ErasureReceipt
-from .ranking import RANKING
-from .recall import Recall
-from .recall_messages import Hit, Origin, RecallRequest, RecallResult
-from .render import (
+from .lifecycle.chains import Chains
+from .lifecycle.erasure import Erasure, ErasureReceipt
+from .oversight.trust import Trust, scores_at, trust_params
+from .recall.messages import Hit, Origin, RecallRequest, RecallResult
+from .recall.ranking import RANKING
+from .recall.render import (
     MEMORIES_RENDERER,
     MEMORY_RENDERERS,
     PROFILE_RENDERER,
@@ -29,11 +29,11 @@ from .render import (
     render_memories,
     render_profile,
 )
-from .submitted import WriteOutcome
-from .trust import Trust, scores_at, trust_params
-from .versions import NewMemory
+from .recall.service import Recall
 from .world import MemoriesAt, World
-from .writes import Writes
+from .writing.decision import Writes
+from .writing.submitted import WriteOutcome
+from .writing.versions import NewMemory
 
 __all__ = [
     "MEMORIES_RENDERER",

@@ -15,35 +15,35 @@ from ..errors import EmbedderMismatch
 from ..eventlog import Actor, Draft, EventLog, KeyStore, Sealer
 from ..eventlog.scratch import clear_stale, scratch_root
 from ..eventlog.subjects import memory_subject
-from ..projections.memories import MemoryProjection
+from ..projections.memories.projection import MemoryProjection
+from ..projections.memories.snapshots import Snapshots
 from ..projections.readmodels import ReadModels
 from ..projections.runner import ProjectionRunner
-from ..projections.snapshots import Snapshots
 from ..settings import Settings
 from .agents import Agents
-from .arbiter import Arbiter
-from .chains import Chains
-from .combiner import WriteCombiner
 from .documents import Ingest
-from .erasure import Erasure
-from .fresh_ids import FreshIds
-from .gate import Gate
-from .neighbours import LiveNeighbours
-from .poisoning_head import Detector
+from .lifecycle.chains import Chains
+from .lifecycle.erasure import Erasure
+from .lifecycle.splitting import Splits
+from .oversight.quarantine import Quarantine
+from .oversight.rollback import Rollbacks
+from .oversight.trust import Trust, trust_params
+from .poisoning.head import Detector
 from .portable.exporter import export
 from .portable.format import Export
 from .portable.importer import Importer
-from .quarantine import Quarantine
 from .reads import Reads
-from .recall import Recall
+from .recall.service import Recall
+from .recall.turns import Turns
+from .recall.usage import Usage
 from .record import Recorder
-from .rollback import Rollbacks
-from .sameness import gates_for
-from .splitting import Splits
-from .trust import Trust, trust_params
-from .turns import Turns
-from .usage import Usage
-from .writes import Writes
+from .writing.arbiter import Arbiter
+from .writing.combiner import WriteCombiner
+from .writing.decision import Writes
+from .writing.fresh_ids import FreshIds
+from .writing.gate import Gate
+from .writing.neighbours import LiveNeighbours
+from .writing.sameness import gates_for
 
 SYSTEM = Actor(agent_id="mnemolog", protocol="system")
 

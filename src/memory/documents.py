@@ -15,15 +15,15 @@ from ..errors import InvalidInput
 from ..eventlog import Actor, Appended, Draft, Sealer
 from ..eventlog.events import AnyEvent, DocumentIngested
 from ..eventlog.subjects import document_subject
-from ..projections.chunking import RECIPE as CHUNKER
-from ..projections.chunking import chunk
-from ..projections.documents import CHUNK_SLOTS, DocumentProjection
-from .fresh_ids import FreshIds
-from .gate import Gate
-from .poisoning_head import Detector
+from ..projections.documents.chunking import RECIPE as CHUNKER
+from ..projections.documents.chunking import chunk
+from ..projections.documents.projection import CHUNK_SLOTS, DocumentProjection
+from .oversight.trust import Trust
+from .poisoning.head import Detector
 from .record import Recorder
-from .trust import Trust
-from .versions import new_id, seal_metadata
+from .writing.fresh_ids import FreshIds
+from .writing.gate import Gate
+from .writing.versions import new_id, seal_metadata
 
 
 class DocumentOutcome(msgspec.Struct, frozen=True, kw_only=True):

@@ -24,15 +24,15 @@ import msgspec
 
 from ..errors import NotFound
 from ..eventlog.events import ProxyTurn
-from ..projections.documents import ChunkRow, DocumentProjection, DocumentRow
-from ..projections.memories import MemoryProjection
-from ..projections.memory_rows import ChainView, LinkRow, SplitRow, VersionRow
+from ..projections.documents.projection import ChunkRow, DocumentProjection, DocumentRow
+from ..projections.memories.projection import MemoryProjection
+from ..projections.memories.rows import ChainView, LinkRow, SplitRow, VersionRow
 from ..projections.traces import Trace, TraceProjection, TurnTrace
-from ..projections.trust_rows import Carried
+from ..projections.trust.rows import Carried
 from .agents import Caller
-from .quarantine import Quarantine
-from .recall import Recall
-from .trust import Trust
+from .oversight.quarantine import Quarantine
+from .oversight.trust import Trust
+from .recall.service import Recall
 
 __all__ = ["ChainRead", "Reads"]
 

@@ -18,14 +18,14 @@ from ..embedding.rerank import Reranker
 from ..errors import LogClosed
 from ..eventlog import Appended, Draft, EventLog, Head, Sealed, Sealer, StoredRecord
 from ..eventlog.scratch import new_scratch
-from ..projections.fulltext import FullTextIndex
-from ..projections.memories import MemoryProjection
+from ..projections.fulltext.index import FullTextIndex
+from ..projections.memories.projection import MemoryProjection
+from ..projections.memories.snapshots import snapshot_files
 from ..projections.readmodels import ReadModels
 from ..projections.runner import ProjectionRunner
-from ..projections.snapshots import snapshot_files
-from ..projections.trust_rows import TrustParams
-from .quarantine import hidden_chunks, hidden_rows
-from .recall import Recall
+from ..projections.trust.rows import TrustParams
+from .oversight.quarantine import hidden_chunks, hidden_rows
+from .recall.service import Recall
 from .record import Recorder
 
 

@@ -35,13 +35,13 @@ from ..eventlog.events import (
     VectorsReembedded,
     VersionEvent,
 )
-from .chunking import chunk
-from .documents import CHUNK_SLOTS, DocumentProjection
-from .fulltext import FullTextIndex, TextDoc
-from .memories import MemoryProjection
-from .vector_exact import StoredVectors
-from .vector_files import sidecar_path
-from .vectors import VectorIndex
+from .documents.chunking import chunk
+from .documents.projection import CHUNK_SLOTS, DocumentProjection
+from .fulltext.index import FullTextIndex, TextDoc
+from .memories.projection import MemoryProjection
+from .vectors.exact import StoredVectors
+from .vectors.files import sidecar_path
+from .vectors.index import VectorIndex
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..eventlog import Sealer
 from .agents import AgentProjection
-from .documents import DocumentProjection
+from .documents.projection import DocumentProjection
 from .indexes import (
     DocumentSource,
     FullTextProjection,
@@ -18,12 +18,12 @@ from .indexes import (
     MemorySource,
     VectorProjection,
 )
-from .memories import MemoryProjection
+from .memories.projection import MemoryProjection
 from .oversight import OversightProjection
 from .runner import Projection
 from .traces import TraceProjection
-from .trust import TrustProjection
-from .trust_rows import TrustParams
+from .trust.projection import TrustProjection
+from .trust.rows import TrustParams
 
 
 class ReadModels:

@@ -12,7 +12,7 @@ import time
 
 import httpx
 
-from ..memory.arbiter import Arbitration, messages, ruling_of
+from ..memory.writing.arbiter import Arbitration, messages, ruling_of
 from ..settings import Settings
 
 

@@ -6,8 +6,8 @@ while memory rounds are left. Any memory failure turns memory off for the rest o
 memory-less answer, with the reason in the trace); a save the write decision refuses, or with
 bad arguments, is told to the model instead. An upstream that fails a request the proxy
 changed is asked once more with the client's own request. At the end the whole turn is
-recorded by the domain (``memory/turns.py``): one ``context.injected`` per search result sent,
-the ``proxy.turn``, and the capture's decision.
+recorded by the domain (``memory/recall/turns.py``): one ``context.injected`` per search
+result sent, the ``proxy.turn``, and the capture's decision.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from ..eventlog.events import (
     MemoryWritten,
     Sealed,
 )
-from ..memory.sameness import Verdict, gates_for, judge
+from ..memory.writing.sameness import Verdict, gates_for, judge
 from ..settings import Settings
 from .command import opened, settings_of
 

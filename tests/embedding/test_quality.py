@@ -12,7 +12,7 @@ from mnemolog.embedding import E5_SMALL, MINILM_L6, MODEL_SHA256, QualityEmbedde
 from mnemolog.embedding.quality import MAX_TOKENS
 from mnemolog.embedding.vocab import load_vocab
 from mnemolog.errors import EmbedderError, InvalidInput
-from mnemolog.memory.calibration import thresholds_for
+from mnemolog.memory.writing.calibration import thresholds_for
 from mnemolog.settings import default_model_cache
 
 from .conftest import PARAPHRASE, UNRELATED

@@ -1,6 +1,7 @@
 """Every similarity threshold the product ships is the one its rule gives for that model.
 
-The rules (``memory/calibration.py``) are quantiles of the labelled pairs; a threshold carried
+The rules (``memory/writing/calibration.py``) are quantiles of the labelled pairs; a threshold
+carried
 over from another model, or left behind when a model or the pairs change, fails here.
 """
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mnemolog.embedding import known_embedders, open_identity, tier_identity
-from mnemolog.memory.calibration import SHIPPED, Thresholds, derive, rounded, thresholds_for
+from mnemolog.memory.writing.calibration import SHIPPED, Thresholds, derive, rounded, thresholds_for
 from mnemolog.settings import default_model_cache
 
 # Loaded from its file: putting bench/ on sys.path would shadow packages (bench/mcp.py).

@@ -11,7 +11,7 @@ import pytest
 from mnemolog.errors import InvalidInput, MnemologError
 from mnemolog.eventlog import Actor
 from mnemolog.memory import NewMemory, WriteOutcome
-from mnemolog.memory.combiner import BatchWriter, Submitted, WriteCombiner
+from mnemolog.memory.writing.combiner import BatchWriter, Submitted, WriteCombiner
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 

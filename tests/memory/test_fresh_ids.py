@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mnemolog.eventlog import KeyStore
 from mnemolog.eventlog.subjects import memory_subject
-from mnemolog.memory.fresh_ids import MAX_BATCH, FreshIds
+from mnemolog.memory.writing.fresh_ids import MAX_BATCH, FreshIds
 
 
 def test_taken_ids_have_durable_keys_and_the_pool_grows_to_the_largest_write(

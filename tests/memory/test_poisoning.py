@@ -1,4 +1,5 @@
-"""The poisoning detector (``mnemolog.memory.poisoning``): the goals on the labelled corpora of
+"""The poisoning detector (``mnemolog.memory.poisoning.rules``): the goals on the labelled
+corpora of
 ``tests/data/poisoning/`` per split, each reason code, and the normalisation that keeps
 trivial obfuscation from passing. ``bench/poisoning.py`` prints the figures these hold.
 """
@@ -14,7 +15,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from mnemolog.memory.poisoning import REASONS, RULE_REASONS, Verdict, detect
+from mnemolog.memory.poisoning.rules import REASONS, RULE_REASONS, Verdict, detect
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "poisoning"
 SPLITS = ("dev", "holdout")

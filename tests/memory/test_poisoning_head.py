@@ -1,4 +1,4 @@
-"""The learned poisoning head beside the rules (``mnemolog.memory.poisoning_head``): which
+"""The learned poisoning head beside the rules (``mnemolog.memory.poisoning.head``): which
 embedders have one, how its verdict combines with the rules', that it never does worse than the
 rules on the labelled corpora, and that every write surface gives it the write's own vector."""
 
@@ -19,8 +19,8 @@ from mnemolog.embedding.select import open_embedder, tier_identity
 from mnemolog.eventlog import Actor
 from mnemolog.eventlog.events import DocumentIngested, MemoryFlagged, ProfileUpdated
 from mnemolog.memory import NewMemory
-from mnemolog.memory.poisoning import DETECTOR, RULE_REASONS, detect
-from mnemolog.memory.poisoning_head import LEARNED, VETO, Detector, Head, load_head
+from mnemolog.memory.poisoning.head import LEARNED, VETO, Detector, Head, load_head
+from mnemolog.memory.poisoning.rules import DETECTOR, RULE_REASONS, detect
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 

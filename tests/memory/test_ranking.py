@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mnemolog.memory.ranking import (
+from mnemolog.memory.recall.ranking import (
     AGREED_RANKS,
     CONTEXT_WEIGHT,
     RECENCY_HALF_LIFE_DAYS,

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemolog.embedding import open_embedder
-from mnemolog.memory.calibration import SHIPPED
-from mnemolog.memory.sameness import (
+from mnemolog.memory.writing.calibration import SHIPPED
+from mnemolog.memory.writing.sameness import (
     FUNCTION_WORDS,
     NEGATIONS,
     WHEN_WORDS,

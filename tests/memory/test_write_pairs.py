@@ -1,5 +1,5 @@
 """The labelled pairs of ``tests/data/write_pairs/`` are well formed: the corpus that the write
-decision (``mnemolog.memory.sameness.judge``) is designed on (``dev``) and checked on
+decision (``mnemolog.memory.writing.sameness.judge``) is designed on (``dev``) and checked on
 (``holdout``), and that ``bench/write_rule.py`` scores.
 
 Only the corpus's shape is checked here, never a rule's figures on it.

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemolog.errors import DataDirLocked
-from mnemolog.projections.fulltext import FullTextIndex, TextDoc
-from mnemolog.projections.fulltext_shards import SHARDS_DIR, shard_key
+from mnemolog.projections.fulltext.index import FullTextIndex, TextDoc
+from mnemolog.projections.fulltext.shards import SHARDS_DIR, shard_key
 
 WORDS = ["river", "stone", "garden", "lamp", "window", "orange", "violin", "paper", "tower"]
 
@@ -152,7 +152,7 @@ def test_dropping_without_close_loses_only_the_tail(tmp_path: Path) -> None:
 def test_a_killed_process_loses_only_the_tail(tmp_path: Path) -> None:
     child = textwrap.dedent(
         f"""
-        from mnemolog.projections.fulltext import FullTextIndex, TextDoc
+        from mnemolog.projections.fulltext.index import FullTextIndex, TextDoc
         index = FullTextIndex({str(tmp_path)!r}, commit_interval=3600.0)
         index.add([TextDoc(1, "c1", "durable anchor")], seq=10)
         index.commit()

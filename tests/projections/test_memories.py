@@ -22,7 +22,7 @@ from mnemolog.eventlog.events import (
     MemoryWritten,
     SubjectErased,
 )
-from mnemolog.projections.memories import MemoryProjection
+from mnemolog.projections.memories.projection import MemoryProjection
 from mnemolog.projections.runner import ProjectionRunner
 from mnemolog.texts import content_hash
 

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemolog.projections.vectors import VectorIndex
+from mnemolog.projections.vectors.index import VectorIndex
 
 from .test_vectors import unit_rows
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from mnemolog.projections.vector_files import sidecar_path
-from mnemolog.projections.vectors import VectorIndex
+from mnemolog.projections.vectors.files import sidecar_path
+from mnemolog.projections.vectors.index import VectorIndex
 
 DIM = 64
 
@@ -316,7 +316,7 @@ def test_vectors_are_found_before_their_graph_insert_is_made(tmp_path: Path) -> 
     """Graph inserts are queued for a background thread; until it makes them, every search
     (exact scans and graph searches alike) and the count already see the new vectors, and a
     save makes them first."""
-    from mnemolog.projections import vectors
+    from mnemolog.projections.vectors import index as vectors
 
     data = unit_rows(600)
     index = VectorIndex(tmp_path / "v.bin", DIM)
@@ -346,7 +346,7 @@ def test_vectors_are_found_before_their_graph_insert_is_made(tmp_path: Path) -> 
 def test_a_loaded_index_fills_its_matrix_from_the_stored_vectors_when_they_match(
     tmp_path: Path,
 ) -> None:
-    from mnemolog.projections.vector_exact import StoredVectors
+    from mnemolog.projections.vectors.exact import StoredVectors
 
     data = unit_rows(400)
     index = VectorIndex(tmp_path / "v.bin", DIM)
@@ -381,7 +381,7 @@ def test_a_loaded_index_fills_its_matrix_from_the_stored_vectors_when_they_match
 def test_a_save_on_the_graph_worker_lets_adds_and_searches_go_on_and_saves_keep_their_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mnemolog.projections import vector_files
+    from mnemolog.projections.vectors import files as vector_files
 
     path = tmp_path / "v.bin"
     data = unit_rows(400)

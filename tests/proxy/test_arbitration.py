@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from mnemolog.eventlog.events import MemoryArbitrated, MemorySuperseded
-from mnemolog.memory.arbiter import ruling_of
+from mnemolog.memory.writing.arbiter import ruling_of
 
 from .conftest import Proxy, start_proxy
 from .scripted import Reply, ScriptedUpstream

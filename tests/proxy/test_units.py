@@ -11,7 +11,7 @@ import pytest
 
 from mnemolog.errors import UpstreamFailed, UpstreamRejected, UpstreamTimeout
 from mnemolog.eventlog.events import InjectedSource
-from mnemolog.memory.render import CONTEXT_CHARS, RenderedMemory, render_memories
+from mnemolog.memory.recall.render import CONTEXT_CHARS, RenderedMemory, render_memories
 from mnemolog.proxy.calls import CallAccumulator, calls_of_message
 from mnemolog.proxy.sse import sse_chunks
 from mnemolog.proxy.tool import SEARCH_MEMORY_TOOL, upstream_body

@@ -17,7 +17,7 @@ from mnemolog.clock import iso
 from mnemolog.eventlog import Actor
 from mnemolog.eventlog.scratch import scratch_root
 from mnemolog.memory import NewMemory, RecallRequest
-from mnemolog.memory import ranking as ranking_module
+from mnemolog.memory.recall import ranking as ranking_module
 from mnemolog.replay import fidelity as fidelity_module
 from mnemolog.replay.command import opened, pinned_embedder
 from mnemolog.replay.fidelity import check_traces

@@ -15,8 +15,8 @@ from mnemolog.eventlog import Actor
 from mnemolog.eventlog.scratch import scratch_root
 from mnemolog.memory import NewMemory, WriteOutcome, world
 from mnemolog.memory.world import MemoriesAt
-from mnemolog.projections import snapshots
-from mnemolog.projections.snapshots import DEFAULT_KEEP, snapshot_files
+from mnemolog.projections.memories import snapshots
+from mnemolog.projections.memories.snapshots import DEFAULT_KEEP, snapshot_files
 from mnemolog.replay.believed import believed
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings

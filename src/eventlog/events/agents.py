@@ -29,7 +29,7 @@ class MemoryFlagged(Event, frozen=True, kw_only=True, tag="memory.flagged"):
     memory_id: str
     version_id: str
     container_tag: str
-    reasons: list[str]  # the detector's stable codes (``memory/poisoning.py``)
+    reasons: list[str]  # the detector's stable codes (``memory/poisoning/rules.py``)
     detector: str  # which rules decided
 
 

@@ -13,9 +13,9 @@ import time
 import msgspec
 
 from ...clock import iso
-from ...projections.documents import DocumentProjection, DocumentRow
-from ...projections.memories import MemoryProjection
-from ...projections.memory_rows import ChainView, ImportRow
+from ...projections.documents.projection import DocumentProjection, DocumentRow
+from ...projections.memories.projection import MemoryProjection
+from ...projections.memories.rows import ChainView, ImportRow
 from .format import Chain, Document, Export, Link, Profile, Provenance, SplitSource, Version
 
 _PAGE = 500

@@ -35,11 +35,11 @@ from ...eventlog.events import (
     MemoryLinked,
 )
 from ...eventlog.subjects import container_subject, document_subject, memory_subject
-from ...projections.documents import DocumentProjection
-from ...projections.memories import MemoryProjection
-from ..chains import Chains
+from ...projections.documents.projection import DocumentProjection
+from ...projections.memories.projection import MemoryProjection
 from ..documents import Ingest
-from ..poisoning_head import Detector
+from ..lifecycle.chains import Chains
+from ..poisoning.head import Detector
 from .format import (
     BadItem,
     Chain,

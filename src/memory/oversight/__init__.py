@@ -1,0 +1,1 @@
+"""Trust enforced, quarantine and rollback."""

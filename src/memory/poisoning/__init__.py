@@ -1,0 +1,1 @@
+"""The poisoning detector: its rules, the learned head and its fit."""

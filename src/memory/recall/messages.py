@@ -1,0 +1,67 @@
+"""What a recall is asked and what it answers: the request, a served hit, the result."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from ...projections.documents.projection import ChunkRow
+from ...projections.memories.rows import VersionRow
+from ...projections.trust.rows import Carried
+
+__all__ = ["Hit", "Mode", "Origin", "RecallRequest", "RecallResult", "chunk_trace_id"]
+
+Origin = Literal["rest", "proxy", "mcp", "capture", "import"]
+Mode = Literal["memories", "documents", "hybrid"]
+
+
+class RecallRequest(msgspec.Struct, frozen=True, kw_only=True):
+    q: str
+    container_tag: str | None = None
+    limit: int = 10
+    mode: Mode = "memories"
+    recency: bool = True
+    diversify: bool | None = None
+    as_of: int | None = None  # record time, UTC ns: what was known then
+    # Fact time, UTC ns: of each chain, the version observed last at or before it (what was
+    # true then, by what is known now, or at ``as_of``).
+    fact_as_of: int | None = None
+    include_forgotten: bool = False
+    # Rescore the head of the fused order with the cross-encoder; ``rerank_pool`` is how many
+    # (None: the recall's configured pool).
+    rerank: bool = False
+    rerank_pool: int | None = None
+    # Serve only memories whose carried trust (the least of their sources') is at least this.
+    min_trust: float | None = None
+
+
+class Hit(msgspec.Struct, frozen=True, kw_only=True):
+    """A served result: a memory version or a document chunk."""
+
+    similarity: float
+    score: float
+    row: VersionRow | None = None
+    chunk: ChunkRow | None = None
+    rerank_score: float | None = None  # the cross-encoder's logit, when reranked
+    # Memories linked as possibly updating this one, served above it (``memory.linked``).
+    outdated_by: tuple[str, ...] = ()
+    source: Carried | None = None  # a memory's writer, sources, trust and status
+
+    @property
+    def trace_id(self) -> str:
+        if self.row is not None:
+            return self.row.version_id
+        assert self.chunk is not None
+        return chunk_trace_id(self.chunk)
+
+
+class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
+    trace_id: str
+    hits: list[Hit]
+    seq: int | None  # the recall event's seq; None while it waits for its group commit
+
+
+def chunk_trace_id(chunk: ChunkRow) -> str:
+    """How a trace names a chunk: documents do not version, so by document and index."""
+    return f"{chunk.document_id}#{chunk.index}"

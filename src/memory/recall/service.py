@@ -1,0 +1,550 @@
+"""Hybrid recall: vector and BM25 candidates, fused by reciprocal rank, weighted for recency,
+floored, optionally reranked by a local cross-encoder, diversified, and recorded as a
+``recall.performed`` event whose id is the trace id.
+
+Memories and document chunks are ranked the same way, each family on its own indexes; a
+``hybrid`` search fuses the two served lists by rank. Every candidate is kept in the event,
+also those under the floor and those not served, with its similarity, both ranks and its
+scores, so a trace shows why each one was or was not recalled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+import time
+import uuid
+from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Set as AbstractSet
+from concurrent.futures import Future
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from ...embedding.port import Embedder, embed_bytes, from_bytes
+from ...embedding.rerank import Reranker
+from ...errors import RerankerUnavailable
+from ...eventlog import Actor, Appended, Draft, Sealer
+from ...eventlog.events import Candidate, RecallPerformed
+from ...eventlog.subjects import container_subject
+from ...projections.documents.projection import DocumentProjection
+from ...projections.fulltext.index import FullTextIndex
+from ...projections.indexes import FullTextProjection, VectorProjection
+from ...projections.memories.projection import MemoryProjection
+from ...projections.memories.rows import VersionRow
+from ...projections.readmodels import ReadModels
+from ...projections.trust.projection import TrustProjection
+from ...projections.trust.rows import Carried
+from ...projections.vectors.exact import unit
+from ..record import Recorder
+from ..writing.calibration import thresholds_for
+from .messages import Hit, Origin, RecallRequest, RecallResult, chunk_trace_id
+from .ranking import (
+    POOL,
+    RANKING,
+    RERANK_POOL,
+    Reranked,
+    agreed_at_top,
+    folded_words,
+    fuse,
+    interleave,
+    linked_newer_first,
+    mmr,
+    names_in,
+    newer_above_older_among_agreed,
+    recency_weight,
+    rerank,
+    with_contexts,
+)
+
+
+class _Ranked(msgspec.Struct, kw_only=True):
+    """One family's outcome: every candidate for the trace, and the served hits in order."""
+
+    candidates: list[Candidate]
+    hits: list[Hit]
+
+
+class _Stopwatch:
+    """Per-stage latency in ms: each ``lap`` is the time since the previous one, less the
+    time spent ``apart`` (a stage timed on its own inside another)."""
+
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = {}
+        self._clock = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.ms[stage] = round((now - self._clock) * 1000, 3)
+        self._clock = now
+
+    @contextlib.contextmanager
+    def apart(self, stage: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            spent = time.perf_counter() - started
+            self.ms[stage] = round(self.ms.get(stage, 0.0) + spent * 1000, 3)
+            self._clock += spent
+
+
+def _searched(index: FullTextIndex) -> int:
+    """Where the index's disk/tail boundary stood for this thread's search (now, if it was
+    not searched: then it decided nothing)."""
+    seq = index.searched_seq()
+    return index.visible_seq if seq is None else seq
+
+
+def vector_digest(vector: npt.NDArray[np.floating]) -> str:
+    """sha256 of a query vector's float32 bytes: lets a replay prove it embedded the query
+    exactly as the recall did, without storing the vector."""
+    return hashlib.sha256(embed_bytes(vector)).hexdigest()
+
+
+class Recall:
+    def __init__(
+        self,
+        *,
+        recorder: Recorder,
+        sealer: Sealer,
+        embedder: Embedder,
+        memories: MemoryProjection,
+        vectors: VectorProjection,
+        fulltext: FullTextProjection,
+        context_fulltext: FullTextProjection,
+        documents: DocumentProjection,
+        document_vectors: VectorProjection,
+        document_fulltext: FullTextProjection,
+        reranker: Reranker | None = None,
+        rerank_pool: int = RERANK_POOL,
+        trust: TrustProjection | None = None,
+        hidden: Callable[[str | None], AbstractSet[int]] | None = None,
+        hidden_chunks: Callable[[str | None], AbstractSet[int]] | None = None,
+    ) -> None:
+        self._trust = trust
+        # Given by the shell that owns the model (``runtime.py``, a replay): the domain neither
+        # finds nor loads it.
+        self.reranker = reranker
+        self.rerank_pool = rerank_pool
+        # The versions of quarantined agents, and their documents' chunks, left out of every
+        # search (``quarantine.py``).
+        self.hidden = hidden
+        self.hidden_chunks = hidden_chunks
+        self._recorder = recorder
+        self._sealer = sealer
+        self._embedder = embedder
+        # The cosine floor is the embedder's own: cosines differ in range from model to model.
+        self._floor = thresholds_for(embedder.identity.name).floor
+        self._memories = memories
+        self._vectors = vectors
+        self._fulltext = fulltext
+        self._context_fulltext = context_fulltext
+        self._documents = documents
+        self._document_vectors = document_vectors
+        self._document_fulltext = document_fulltext
+        self._in_flight: set[Future[Appended]] = set()
+        self._in_flight_lock = threading.Lock()
+
+    @classmethod
+    def over(
+        cls,
+        models: ReadModels,
+        *,
+        recorder: Recorder,
+        sealer: Sealer,
+        embedder: Embedder,
+        hidden: Callable[[str | None], AbstractSet[int]],
+        hidden_chunks: Callable[[str | None], AbstractSet[int]],
+        reranker: Reranker | None = None,
+        rerank_pool: int = RERANK_POOL,
+    ) -> Recall:
+        """Recall over a set of read models: the server's (``core.py``) and a replay's
+        (``world.py``) are built alike."""
+        return cls(
+            recorder=recorder,
+            sealer=sealer,
+            embedder=embedder,
+            memories=models.memories,
+            vectors=models.vectors,
+            fulltext=models.fulltext,
+            context_fulltext=models.context_fulltext,
+            documents=models.documents,
+            document_vectors=models.document_vectors,
+            document_fulltext=models.document_fulltext,
+            trust=models.trust,
+            reranker=reranker,
+            rerank_pool=rerank_pool,
+            hidden=hidden,
+            hidden_chunks=hidden_chunks,
+        )
+
+    def search(
+        self, request: RecallRequest, *, origin: Origin, actor: Actor, durable: bool = True
+    ) -> RecallResult:
+        """Rank, serve and record. With ``durable`` the recall event is on disk and applied to
+        the projections before this returns; without, it is queued for the next group commit
+        and the answer goes out at once (``seq`` is then ``None``; ``settle`` waits for it)."""
+        reranker = self.reranker if request.rerank else None
+        if request.rerank and reranker is None:
+            raise RerankerUnavailable("this server has no reranker configured")
+        pool = request.rerank_pool if request.rerank_pool is not None else self.rerank_pool
+        watch = _Stopwatch()
+        lap = watch.lap
+        view = self._recorder.runner.position()  # what the ranking reads, for a replay to fold to
+        for projection in (self._fulltext, self._context_fulltext, self._document_fulltext):
+            projection.index.forget_searched_seq()
+        query = self._embedder.embed_queries([request.q])[0]
+        lap("embed")
+        families: list[_Ranked] = []
+        judge = None if reranker is None else _Judge(reranker, request.q, pool, watch)
+        if request.mode in ("memories", "hybrid"):
+            families.append(self._memories_ranked(request, query, lap, judge))
+        if request.mode in ("documents", "hybrid"):
+            families.append(self._documents_ranked(request, query, lap, judge))
+        hits = interleave([f.hits for f in families], lambda hit: hit.score)[: request.limit]
+        lap("fuse")
+        served = {hit.trace_id for hit in hits}
+        candidates = [
+            msgspec.structs.replace(c, served=c.version_id in served)
+            for family in families
+            for c in family.candidates
+        ]
+        recall_id = f"trc_{uuid.uuid4().hex}"
+        event = RecallPerformed(
+            recall_id=recall_id,
+            origin=origin,
+            container_tag=request.container_tag,
+            query=self._sealer.seal_text(container_subject(request.container_tag or ""), request.q),
+            embedder=self._embedder.identity.describe(),
+            query_vector_digest=vector_digest(query),
+            view_seq=view,
+            # The full-text indexes' disk/tail boundaries decide BM25 scores: a replay
+            # commits its indexes where these searches found them.
+            index_seqs={
+                "memories": _searched(self._fulltext.index),
+                "contexts": _searched(self._context_fulltext.index),
+                "documents": _searched(self._document_fulltext.index),
+            },
+            candidates=candidates,
+            served=[hit.trace_id for hit in hits],
+            latency_ms=watch.ms,
+            params={
+                "limit": request.limit,
+                "searchMode": request.mode,
+                "recency": request.recency,
+                "diversify": request.diversify,
+                "asOf": request.as_of,
+                **({"factAsOf": request.fact_as_of} if request.fact_as_of is not None else {}),
+                "includeForgotten": request.include_forgotten,
+                **({"minTrust": request.min_trust} if request.min_trust is not None else {}),
+                "ranking": RANKING,
+                **(
+                    {"rerank": True, "rerankPool": pool, "reranker": reranker.identity}
+                    if reranker is not None
+                    else {}
+                ),
+            },
+        )
+        drafts = [Draft(actor, event)]
+        if not durable:
+            future = self._recorder.record(drafts, durable=False)
+            with self._in_flight_lock:
+                self._in_flight.add(future)
+            future.add_done_callback(self._landed)
+            return RecallResult(trace_id=recall_id, hits=hits, seq=None)
+        # The trace is in the projections as soon as it is answered.
+        seq = self._recorder.record(drafts).seqs[0]
+        return RecallResult(trace_id=recall_id, hits=hits, seq=seq)
+
+    def settle(self) -> None:
+        """Wait until every recall event answered ahead of its commit is durable, and apply
+        the log to the projections: what ``/inspect`` reads then holds every trace answered."""
+        with self._in_flight_lock:
+            pending = list(self._in_flight)
+        for future in pending:
+            with contextlib.suppress(Exception):
+                future.result()
+        self._recorder.apply_all()
+
+    def _landed(self, future: Future[Appended]) -> None:
+        with self._in_flight_lock:
+            self._in_flight.discard(future)
+
+    # --- memories --------------------------------------------------------------------------
+
+    def _memories_ranked(
+        self,
+        request: RecallRequest,
+        query: npt.NDArray[np.float32],
+        lap: Callable[[str], None],
+        judge: _Judge | None,
+    ) -> _Ranked:
+        allowed, scope = _unhidden(*self._allowed(request), self.hidden, request.container_tag)
+        by_vector, by_text = _candidates(
+            self._vectors,
+            (self._fulltext, self._context_fulltext),
+            request,
+            query,
+            allowed,
+            lap,
+            "memory",
+            scope,
+        )
+        # Every candidate's version id and date (narrow, cheap to read); whole rows are read
+        # only for the versions served.
+        stamps = self._memories.stamps(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
+        observed = {row_id: observed_at for row_id, (_, observed_at) in stamps.items()}
+        # Age is measured from the newest candidate (or asOf), not from today: an imported
+        # history from years ago must still rank its newer statements first.
+        newest = max(observed.values(), default=time.time_ns())
+        reference = next((t for t in (request.fact_as_of, request.as_of) if t is not None), newest)
+
+        def weight(row_id: int) -> float:
+            return recency_weight(observed[row_id], reference) if request.recency else 1.0
+
+        fused = fuse(by_vector, by_text, list(stamps), weight, self._floor)
+        diversify = request.diversify if request.diversify is not None else request.limit >= 5
+        order = [f.label for f in fused if not f.below_floor]
+        distrusted = self._under_trust(request.min_trust, order, stamps)
+        order = [r for r in order if r not in distrusted] if distrusted else order
+        relevance = {f.label: f.score for f in fused}
+        # MMR is quadratic: reorder only the head the answer can draw from.
+        head = max(3 * request.limit, 20)
+        reranked = None
+        if judge is not None:
+            # The cross-encoder judges the head of the fused order by the memories' text; its
+            # order replaces the fused one there, and MMR then weighs its relevance, within
+            # that head only (the fused scores below are of another scale).
+            rows = self._memories.by_row_ids(order[: judge.pool])
+            texts = {r: row.content for r, row in rows.items() if row.content is not None}
+            reranked = judge.rerank(order, texts)
+            order, relevance = reranked.order, reranked.relevance()
+            head = len(relevance)
+        # With recency on, these may still move up into the answer (the last step below).
+        agreed = agreed_at_top(fused) if request.recency else set()
+        if diversify:
+            placed = self._mmr(order[:head], relevance, request.limit, agreed)
+            order = placed + order[len(placed) :]
+        if request.recency:
+            order = newer_above_older_among_agreed(order, agreed, observed)
+        # Of a served memory that another candidate may update, the newer is placed just
+        # above it (at every limit), unless the question names what only the older names:
+        # a link is a guess, and must not put another thing's fact first.
+        links = self._memories.links_among(order)
+        linked = self._memories.by_row_ids(sorted({r for link in links for r in link}))
+        if links:
+            order = linked_newer_first(
+                order, links, request.limit, _asks_of_older(request.q, linked)
+            )
+        served = order[: request.limit]
+        by_label = {f.label: f for f in fused}
+        rows = self._memories.by_row_ids(served)
+        carried = self._carried([rows[r].version_id for r in served if r in rows])
+        newer_of: dict[int, list[int]] = {}
+        for newer, older in links:
+            newer_of.setdefault(older, []).append(newer)
+        ids = {r: row.memory_id for r, row in linked.items()}
+        return _Ranked(
+            candidates=[
+                _marked(f.candidate(stamps[f.label][0], reranked), f.label in distrusted)
+                for f in fused
+            ],
+            hits=[
+                Hit(
+                    row=rows[r],
+                    similarity=by_label[r].similarity or 0.0,
+                    score=by_label[r].score,
+                    outdated_by=tuple(ids[n] for n in newer_of.get(r, ()) if n in ids),
+                    rerank_score=None if reranked is None else reranked.scores.get(r),
+                    source=carried.get(rows[r].version_id),
+                )
+                for r in served
+                if r in rows  # erased between the two reads
+            ],
+        )
+
+    def _allowed(self, request: RecallRequest) -> tuple[AbstractSet[int], Hashable | None]:
+        """The versions a search may return: latest (or valid at ``as_of``), live, in scope;
+        and the name of that set when it is a container's live versions, which recur."""
+        plain = request.as_of is None and request.fact_as_of is None
+        if plain and not request.include_forgotten and request.container_tag:
+            tag = request.container_tag
+            return self._memories.live_rows(tag), live_scope(tag)
+        visible = self._memories.visible_rows(
+            container_tag=request.container_tag,
+            as_of=request.as_of,
+            include_forgotten=request.include_forgotten,
+            fact_as_of=request.fact_as_of,
+        )
+        return visible, None
+
+    def _carried(self, version_ids: list[str]) -> dict[str, Carried]:
+        return {} if self._trust is None else self._trust.carried(version_ids)
+
+    def _under_trust(
+        self, min_trust: float | None, order: list[int], stamps: dict[int, tuple[str, int]]
+    ) -> AbstractSet[int]:
+        """The ranked versions that carry less trust than ``min_trust``."""
+        if min_trust is None or self._trust is None or not order:
+            return frozenset()
+        carried = self._trust.carried([stamps[r][0] for r in order])
+        prior = self._trust.params.prior_mean
+        return frozenset(
+            r
+            for r in order
+            if (c.trust if (c := carried.get(stamps[r][0])) is not None else prior) < min_trust
+        )
+
+    def _mmr(
+        self, ranked: list[int], score: dict[int, float], needed: int, keep: AbstractSet[int]
+    ) -> list[int]:
+        """``ranking.mmr`` over the versions' stored vectors."""
+        if len(ranked) < 3:
+            return ranked
+        matrix = self._vectors.index.unit_vectors(ranked)
+        if matrix is None:  # the index is still copying a loaded graph in: read the table
+            stored = dict(self._memories.vectors_of(ranked))
+            matrix = np.zeros((len(ranked), self._vectors.index.dim), dtype=np.float32)
+            for i, r in enumerate(ranked):
+                if r in stored:
+                    matrix[i] = unit(from_bytes(stored[r]).reshape(1, -1))[0]
+        return mmr(ranked, score, matrix @ matrix.T, needed, keep)
+
+    # --- documents -------------------------------------------------------------------------
+
+    def _documents_ranked(
+        self,
+        request: RecallRequest,
+        query: npt.NDArray[np.float32],
+        lap: Callable[[str], None],
+        judge: _Judge | None,
+    ) -> _Ranked:
+        """Chunks rank by fused vector and BM25 ranks; documents do not version, so ``asOf``
+        and recency do not apply to them."""
+        allowed, scope = _unhidden(
+            self._documents.live_labels(request.container_tag),
+            live_scope(request.container_tag),
+            self.hidden_chunks,
+            request.container_tag,
+        )
+        by_vector, by_text = _candidates(
+            self._document_vectors,
+            (self._document_fulltext, None),
+            request,
+            query,
+            allowed,
+            lap,
+            "doc",
+            scope,
+        )
+        chunks = self._documents.chunks(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
+        fused = fuse(by_vector, by_text, list(chunks), lambda _: 1.0, self._floor)
+        order = [f.label for f in fused if not f.below_floor]
+        reranked = None
+        if judge is not None:
+            texts = {r: t for r in order[: judge.pool] if (t := chunks[r].text) is not None}
+            reranked = judge.rerank(order, texts)
+            order = reranked.order
+        by_label = {f.label: f for f in fused}
+        return _Ranked(
+            candidates=[f.candidate(chunk_trace_id(chunks[f.label]), reranked) for f in fused],
+            hits=[
+                Hit(
+                    chunk=chunks[r],
+                    similarity=by_label[r].similarity or 0.0,
+                    score=by_label[r].score,
+                    rerank_score=None if reranked is None else reranked.scores.get(r),
+                )
+                for r in order[: request.limit]
+            ],
+        )
+
+
+class _Judge:
+    """The rerank stage of one search: the cross-encoder, the query, the pool, the clock."""
+
+    def __init__(self, reranker: Reranker, query: str, pool: int, watch: _Stopwatch) -> None:
+        self.reranker = reranker
+        self.query = query
+        self.pool = pool
+        self._watch = watch
+
+    def rerank(self, order: list[int], texts: dict[int, str]) -> Reranked:
+        """``order`` with the first ``pool`` labels that have a text (``texts``) in the
+        cross-encoder's order, timed as the ``rerank`` stage."""
+        head = [label for label in order[: self.pool] if label in texts]
+        with self._watch.apart("rerank"):
+            scores = self.reranker.score(self.query, [texts[label] for label in head])
+        return rerank(order, dict(zip(head, scores, strict=True)))
+
+
+def _marked(candidate: Candidate, distrusted: bool) -> Candidate:
+    return msgspec.structs.replace(candidate, below_trust=True) if distrusted else candidate
+
+
+def _unhidden(
+    allowed: AbstractSet[int],
+    scope: Hashable | None,
+    hidden_by: Callable[[str | None], AbstractSet[int]] | None,
+    container_tag: str | None,
+) -> tuple[AbstractSet[int], Hashable | None]:
+    """``allowed`` without what a quarantine hides (``hidden_by``); a set so changed is not
+    the one ``scope`` names."""
+    hidden = hidden_by(container_tag) if hidden_by is not None else ()
+    if not hidden or allowed.isdisjoint(hidden):
+        return allowed, scope
+    return frozenset(allowed) - frozenset(hidden), None
+
+
+def live_scope(container_tag: str | None) -> Hashable:
+    """The scope name of a container's live entries (every container's, for ``None``)."""
+    return ("live", container_tag)
+
+
+def _candidates(
+    vectors: VectorProjection,
+    fulltext: tuple[FullTextProjection, FullTextProjection | None],
+    request: RecallRequest,
+    query: npt.NDArray[np.float32],
+    allowed: AbstractSet[int],
+    lap: Callable[[str], None],
+    stage: str,
+    scope: Hashable | None,
+) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    """Vector and BM25 candidates among ``allowed``; ``scope`` names the set ``allowed`` is
+    (see ``VectorIndex.search``), if it is one that recurs. ``fulltext`` is the index of the
+    texts and, if the family has one, the index of their contexts."""
+    pool = max(POOL, request.limit * 5)
+    by_vector = vectors.index.search(query, pool, allowed=allowed, scope=scope) if allowed else []
+    lap(f"{stage}_vector")
+    # The full-text index holds every version (superseded and forgotten ones too) and filters
+    # only by container: ask for twice the pool so that filtering to the allowed versions
+    # still leaves a full pool in the usual case.
+    texts, contexts = fulltext
+    wanted = 2 * pool
+    found = texts.index.search(request.q, wanted, container=request.container_tag)
+    if contexts is not None:
+        in_contexts = contexts.index.search(request.q, wanted, container=request.container_tag)
+        found = with_contexts(found, in_contexts)[:wanted]
+    by_text = [(label, score) for label, score in found if label in allowed][:pool]
+    lap(f"{stage}_bm25")
+    return by_vector, by_text
+
+
+def _asks_of_older(query: str, linked: dict[int, VersionRow]) -> Callable[[int, int], bool]:
+    """Whether the query names a thing the older text of a link names and the newer does not
+    ("Alice Moreau" in the query, the older, not the newer): then it asks of the older one's
+    thing, and the newer is not placed above it. ``linked`` holds the rows of both sides."""
+    asked = names_in(query)
+    if not asked:
+        return lambda newer, older: False
+    words = {r: folded_words(row.content or "") for r, row in linked.items()}
+
+    def apart(newer: int, older: int) -> bool:
+        only_older = words.get(older, frozenset()) - words.get(newer, frozenset())
+        return bool(asked & only_older)
+
+    return apart

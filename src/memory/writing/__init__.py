@@ -1,0 +1,1 @@
+"""The write path: the write decision and everything it hands on to."""

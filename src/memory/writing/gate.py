@@ -1,0 +1,174 @@
+"""The gate of each container: its lock, and the chain heads decided but not yet applied.
+
+Decisions for one container are serialised by its lock, but the lock is not held while an
+append syncs to disk: a writer decides, submits its append (the log keeps submission order),
+records the chain heads it is making as *in flight* (``hold``), and releases the lock; the
+next writer decides against the projections plus those in-flight heads. So concurrent writers
+to one container share group commits, and two of them can still never extend the same version
+of a chain. In-flight heads are dropped once their records are applied (``land``); operations
+that read a chain's latest version under the lock first let them reach the projections
+(``settle``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from ...eventlog import Appended
+from ..record import Recorder
+
+
+class Head(msgspec.Struct):
+    """A chain head decided but not yet in the projections."""
+
+    memory_id: str
+    version_id: str
+    version: int
+    content_hash: str
+    vector: npt.NDArray[np.float32] | None
+    text: str = ""  # its words are compared only with a near duplicate's: split on demand
+    # When its fact was true (UTC ns; None: when it is recorded): a write whose fact is older
+    # never replaces it.
+    observed_at: int | None = None
+
+
+class Heads:
+    """Chain heads decided but not yet in the projections (a batch's own and other writes'
+    in flight), looked up by content hash and by similarity in one matrix product."""
+
+    def __init__(self, heads: Sequence[Head]) -> None:
+        self._by_memory: dict[str, Head] = {}
+        self._by_hash: dict[str, Head] = {}
+        self._rows: list[Head | None] = []
+        self._row_of: dict[str, int] = {}
+        self._matrix: npt.NDArray[np.float32] | None = None
+        for head in heads:
+            self.add(head)
+
+    def __iter__(self) -> Iterator[Head]:
+        return iter(list(self._by_memory.values()))
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._by_memory
+
+    def get(self, memory_id: str) -> Head | None:
+        return self._by_memory.get(memory_id)
+
+    def with_hash(self, digest: str) -> Head | None:
+        return self._by_hash.get(digest)
+
+    def add(self, head: Head) -> None:
+        self.remove(head.memory_id)
+        self._by_memory[head.memory_id] = head
+        self._by_hash[head.content_hash] = head
+        if head.vector is None:
+            return
+        row = len(self._rows)
+        if self._matrix is None:
+            self._matrix = np.zeros((16, head.vector.shape[0]), dtype=np.float32)
+        elif row == self._matrix.shape[0]:
+            self._matrix = np.concatenate([self._matrix, np.zeros_like(self._matrix)])
+        self._matrix[row] = head.vector
+        self._rows.append(head)
+        self._row_of[head.memory_id] = row
+
+    def remove(self, memory_id: str) -> None:
+        head = self._by_memory.pop(memory_id, None)
+        if head is None:
+            return
+        if self._by_hash.get(head.content_hash) is head:
+            del self._by_hash[head.content_hash]
+        row = self._row_of.pop(memory_id, None)
+        if row is not None:
+            self._rows[row] = None
+            assert self._matrix is not None
+            self._matrix[row] = 0.0  # a zero row is never at or above a positive threshold
+
+    def closest(
+        self, vector: npt.NDArray[np.float32], threshold: float
+    ) -> tuple[Head, float] | None:
+        if self._matrix is None or not self._row_of:
+            return None
+        similarities = self._matrix[: len(self._rows)] @ vector
+        row = int(np.argmax(similarities))
+        head = self._rows[row]
+        similarity = float(similarities[row])
+        if head is None or similarity < threshold:
+            return None
+        return head, similarity
+
+
+class Gate:
+    def __init__(self, recorder: Recorder) -> None:
+        self._recorder = recorder
+        self._locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
+        self._locks_guard = threading.Lock()
+        # container -> memory_id -> (token of the write that made it, the in-flight head)
+        self._in_flight: defaultdict[str, dict[str, tuple[object, Head]]] = defaultdict(dict)
+        # container -> the appends of its in-flight writes, by token
+        self._pending: defaultdict[str, dict[object, Future[Appended]]] = defaultdict(dict)
+
+    def lock(self, container_tag: str) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks[container_tag]
+
+    def in_flight(self, container_tag: str) -> Heads:
+        """With the container's lock held: the heads of its in-flight writes, as a new overlay
+        the next decisions add their own heads to."""
+        return Heads([head for _, head in self._in_flight[container_tag].values()])
+
+    def hold(
+        self,
+        container_tag: str,
+        token: object,
+        future: Future[Appended],
+        heads: Iterable[Head],
+    ) -> None:
+        """With the container's lock held: the write ``token`` was submitted as ``future``
+        and makes ``heads``; they stay in flight until ``land``."""
+        self._pending[container_tag][token] = future
+        in_flight = self._in_flight[container_tag]
+        for head in heads:
+            in_flight[head.memory_id] = (token, head)
+
+    def land(self, container_tag: str, token: object) -> None:
+        """The write ``token`` reached the projections (or failed): drop its in-flight heads."""
+        with self.lock(container_tag):
+            self._pending[container_tag].pop(token, None)
+            in_flight = self._in_flight[container_tag]
+            for memory_id, (owner, _) in list(in_flight.items()):
+                if owner is token:
+                    del in_flight[memory_id]
+
+    def settle(self, container_tag: str) -> None:
+        """With the container's lock held: let the in-flight writes reach the projections.
+
+        Operations that read a chain's latest version and append under the lock (edit,
+        forget, restore, erase, import) must see every write decided before them. The log
+        keeps submission order, so applying up to the head covers every in-flight write; their
+        heads are then known to the projections and are dropped from the overlay.
+        """
+        pending = self._pending[container_tag]
+        if not pending:
+            return
+        seqs = [seq for future in list(pending.values()) for seq in _seqs_of(future)]
+        if seqs:
+            self._recorder.apply(max(seqs))
+        pending.clear()
+        self._in_flight[container_tag].clear()
+
+
+def _seqs_of(future: Future[Appended]) -> list[int]:
+    """The seqs an in-flight append got, once durable; none if it failed (its writer reports
+    the failure)."""
+    try:
+        return future.result().seqs
+    except Exception:
+        return []

@@ -1,0 +1,1 @@
+"""The documents projection and its chunking."""

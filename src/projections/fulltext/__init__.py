@@ -1,0 +1,2 @@
+"""The full-text indexes: their management, one index per container, the uncommitted tail,
+the files, and the text analysis."""

@@ -1,0 +1,1 @@
+"""The memories projection: its fold, reads, rows, audit and snapshots."""

@@ -1,0 +1,1 @@
+"""The trust projection: each agent's posterior, its reads and rows."""
