@@ -6,8 +6,8 @@ memory and a new one, labelled ``correction`` (the new one replaces the old), ``
 are true at once) or ``duplicate`` (the same text again, trivially changed). For each embedder
 tier, opened in process, every pair's two texts are embedded (in batches) and their cosine (a dot
 product: the vectors have norm 1) goes to ``mnemolog.memory.writing.sameness.judge`` with the
-gates of that embedder. Beside it runs the legacy rule, computed here: ``same`` when the cosine is at
-least 0.85 and the Jaccard of the two texts' plain words at least 0.5, else ``distinct``.
+gates of that embedder. Beside it runs the legacy rule, computed here: ``same`` when the cosine
+is at least 0.85 and the Jaccard of the two texts' plain words at least 0.5, else ``distinct``.
 
 Printed per tier and split: each category's verdicts (same / possible / distinct) with its
 median cosine and word overlap (the Jaccard of plain words, as the legacy rule takes it), then
