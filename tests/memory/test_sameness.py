@@ -12,15 +12,8 @@ from hypothesis import strategies as st
 
 from mnemolog.embedding import open_embedder
 from mnemolog.memory.writing.calibration import SHIPPED
-from mnemolog.memory.writing.sameness import (
-    FUNCTION_WORDS,
-    NEGATIONS,
-    WHEN_WORDS,
-    Gates,
-    gates_for,
-    judge,
-    words,
-)
+from mnemolog.memory.writing.sameness import Gates, gates_for, judge
+from mnemolog.memory.writing.sameness_words import FUNCTION_WORDS, NEGATIONS, WHEN_WORDS, words
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "write_pairs"
 OPEN = Gates(same=0.0, possible=0.0)  # the rules alone, whatever the similarity

@@ -34,7 +34,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...embedding.identity import EmbedderIdentity
-from .rules import DETECTOR, REASONS, Evidence, Verdict, detect
+from .evidence import Evidence
+from .rules import DETECTOR, REASONS, Verdict, detect
 
 __all__ = ["LEARNED", "Detector", "Head", "head_features", "load_head"]
 

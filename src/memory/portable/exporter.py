@@ -1,4 +1,5 @@
-"""``GET /export``: chains with every version, profiles and documents, as one document.
+"""The export of a store (``GET /export``): chains with every version, profiles and documents,
+as one document.
 
 Erased chains and documents are left out (their text is gone). Embeddings and traces are never
 exported: the file stays small, works across embedder tiers, and receipts stay on the device.

@@ -1,4 +1,5 @@
-"""``POST /import``: restore a ``bellamente-export`` document into fresh chains and documents.
+"""The import of a ``bellamente-export`` document (``POST /import``) into fresh chains and
+documents.
 
 Every chain lands under a fresh id with its versions and windows as the file states them, in
 one atomic append of its own (``memory.imported`` events; no dedup or supersede decision, as
