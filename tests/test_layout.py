@@ -336,3 +336,15 @@ def test_a_read_past_the_facade_is_found(tmp_path: Path) -> None:
         "rows = self._core.memories.latest(m)\nrows = core.reads.latest(m, c)\n"
     )
     assert reads_past_the_facade(tmp_path) == ["api/x.py:1: self._core.memories"]
+
+
+def test_the_domain_face_hands_out_no_projection() -> None:
+    """The shells get row types from ``memory``'s face, never a read model to query past the
+    read rules (``memory/reads.py``)."""
+    import mnemolog.memory as face
+
+    for name in face.__all__:
+        value = getattr(face, name)
+        module = getattr(value, "__module__", "") or ""
+        if module.startswith("mnemolog.projections."):
+            assert not hasattr(value, "apply"), f"memory exports the projection {name}"

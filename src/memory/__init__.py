@@ -5,8 +5,7 @@ This face is what the shells (REST, proxy, replay, portability, CLI) use: the se
 requests and outcomes they take and give, and the read models' row types they show.
 """
 
-from ..projections.documents.projection import ChunkRow, DocumentProjection, DocumentRow
-from ..projections.memories.projection import MemoryProjection
+from ..projections.documents.projection import ChunkRow, DocumentRow
 from ..projections.memories.rows import ChainView, ImportRow, LinkRow, SplitRow, VersionRow
 from ..projections.oversight import QuarantineRow, RollbackRow
 from ..projections.traces import Trace, TurnTrace
@@ -49,7 +48,6 @@ __all__ = [
     "ChunkRow",
     "Core",
     "DocumentOutcome",
-    "DocumentProjection",
     "DocumentRow",
     "Erasure",
     "ErasureReceipt",
@@ -58,7 +56,6 @@ __all__ = [
     "Ingest",
     "LinkRow",
     "MemoriesAt",
-    "MemoryProjection",
     "NewMemory",
     "Origin",
     "QuarantineRow",
