@@ -121,6 +121,12 @@ class ForeignOrigin(RequestRefused):
     code = "foreign_origin"
 
 
+class CsrfRefused(RequestRefused):
+    """A dashboard form without this session's CSRF token."""
+
+    code = "csrf_refused"
+
+
 class Unauthorized(RequestRefused):
     """No API key, or one that opens nothing, where keys are required."""
 

@@ -1,13 +1,16 @@
 """The JSON shapes of the read models, one each, for every shell that answers with them: the
-REST API (``api/``) and the MCP tools (``mcp_server/``) answer a version, a chain, a search
-hit, a recall trace and a profile alike, field for field (``tests/mcp/test_parity.py``)."""
+REST API (``api/``), the MCP tools (``mcp_server/``) and the dashboard (``ui/``) read a
+version, a chain, a search hit, a recall trace, a proxied turn and a profile alike, field for
+field (``tests/mcp/test_parity.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
 from .clock import iso
+from .eventlog.events import InjectedSource
 from .memory import (
+    MEMORY_RENDERERS,
     Caller,
     Carried,
     ChainView,
@@ -16,10 +19,14 @@ from .memory import (
     ErasureReceipt,
     Hit,
     LinkRow,
+    RenderedMemory,
     SplitRow,
     Trace,
+    TurnTrace,
     VersionRow,
     WriteOutcome,
+    digest,
+    render_memories,
 )
 
 
@@ -279,4 +286,111 @@ def erasure_json(erased: ErasureReceipt) -> dict[str, object]:
             "recalls": receipt.recalls,
             "turns": receipt.turns,
         },
+    }
+
+
+def turn_json(core: Core, trace: TurnTrace) -> dict[str, object]:
+    """A proxied turn, with each injection rendered again from the versions it names: the
+    proof that the trace reproduces the bytes sent (``reproduced``), or why it cannot."""
+    turn = trace.turn
+    injections = []
+    for injection in trace.injections:
+        rows = core.reads.versions(injection.version_ids)
+        memories = [
+            {
+                "versionId": v,
+                "id": None if rows.get(v) is None else rows[v].memory_id,
+                "version": None if rows.get(v) is None else rows[v].version,
+                "content": None if rows.get(v) is None else rows[v].content,
+                "erased": rows.get(v) is None or rows[v].content is None,
+            }
+            for v in injection.version_ids
+        ]
+        reproduced: bool | None = None
+        text: str | None = None
+        if injection.renderer in MEMORY_RENDERERS and not any(m["erased"] for m in memories):
+            # With the sources the injection recorded: trust has moved since, the bytes not.
+            sources: list[InjectedSource | None] = list(injection.sources) or [None] * len(
+                injection.version_ids
+            )
+            text = render_memories(
+                [
+                    RenderedMemory.of(rows[v], source)
+                    for v, source in zip(injection.version_ids, sources, strict=False)
+                ],
+                injection.renderer,
+            )
+            reproduced = digest(text) == injection.sent_digest
+        injections.append(
+            {
+                "recallId": injection.recall_id,
+                "versionIds": injection.version_ids,
+                "renderer": injection.renderer,
+                "sentDigest": injection.sent_digest,
+                "sources": [
+                    {
+                        "agentId": s.agent_id,
+                        "trust": s.trust,
+                        "flags": s.flags,
+                        "captured": s.captured,
+                    }
+                    for s in injection.sources
+                ],
+                "reproduced": reproduced,
+                # What was sent, rendered again from the log (when ``reproduced``, byte for byte).
+                "text": text,
+                "memories": memories,
+            }
+        )
+    capture = trace.capture
+    return {
+        "traceId": turn.turn_id,
+        "type": "turn",
+        "seq": trace.seq,
+        "at": iso(trace.at),
+        "containerTag": turn.container_tag,
+        "model": turn.model,
+        "stream": turn.stream,
+        "requestDigest": turn.request_digest,
+        "outcome": turn.outcome,
+        "status": turn.status,
+        "memoryRound": turn.memory_round,
+        "results": turn.results,
+        "answerDigest": turn.answer_digest,
+        "degraded": turn.degraded,
+        "latencyMs": turn.latency_ms,
+        "profile": None
+        if turn.profile_digest is None
+        else {"setAt": iso(turn.profile_at), "digest": turn.profile_digest},
+        "rounds": [
+            {
+                "requestDigest": r.request_digest,
+                "status": r.status,
+                "latencyMs": r.latency_ms,
+                "decision": r.decision,
+                "memoryCalls": r.memory_calls,
+                "clientCalls": r.client_calls,
+                "arguments": args,
+                "recallIds": r.recall_ids,
+                "results": r.results,
+                "error": r.error,
+                "saveCalls": r.save_calls,
+                "saved": r.saved,
+                "saveReplaces": r.save_replaces,
+            }
+            for r, args in zip(turn.rounds, trace.arguments, strict=True)
+        ],
+        "injections": injections,
+        "capture": None
+        if capture is None
+        else {
+            "method": capture.method,
+            "proposed": capture.proposed,
+            "excluded": capture.excluded,
+            "redactions": capture.redactions,
+            "written": capture.written,
+            "fallback": capture.fallback,
+        },
+        "agentId": trace.agent_id,
+        "protocol": trace.protocol,
     }

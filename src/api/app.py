@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from functools import partial
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
@@ -15,9 +16,11 @@ from ..memory.agents import LOCAL as LOCAL_CALLER
 from ..proxy import Capture, RecallTool, Services, Upstream, proxy_routes
 from ..runtime import Runtime
 from ..serving import remove_address
+from ..ui import error_page, ui_routes
 from ..web.auth import BearerAuth
 from ..web.caller import CALLER_STATE
 from ..web.host_guard import HostGuard
+from ..web.sessions import Sessions, session_token
 from .agent_routes import agent_routes
 from .audit_routes import audit_routes
 from .errors import install_error_handlers
@@ -57,7 +60,9 @@ def create_app(runtime: Runtime) -> HostGuard:
     app = FastAPI(
         title="mnemolog", version=__version__, openapi_url="/openapi.json", lifespan=lifespan
     )
-    install_error_handlers(app)
+    sessions = Sessions()
+    pages = ui_routes(app, runtime, sessions)
+    install_error_handlers(app, html=partial(error_page, pages))
     app.openapi = with_bodies(app)  # type: ignore[method-assign]
     app.include_router(memory_routes(runtime, hot))
     app.include_router(inspect_routes(runtime))
@@ -108,6 +113,8 @@ def create_app(runtime: Runtime) -> HostGuard:
         anonymous=LOCAL_CALLER,
         state_key=CALLER_STATE,
         admits=core.agents.admits,
+        session=lambda scope: sessions.caller(token) if (token := session_token(scope)) else None,
+        login_page="/ui/login",
     )
     # Outermost: no route, hot or mounted, runs for a request through the wrong door.
     return HostGuard.from_settings(keyed, settings)

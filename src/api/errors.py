@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from ..errors import MnemologError
@@ -16,23 +18,29 @@ def error_response(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
 
 
-async def _mnemolog_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, MnemologError)
-    return error_response(http_status(exc), exc.code, str(exc))
+# A dashboard page's failure, shown as a page (``ui/``); every other path gets the JSON body.
+HtmlError = Callable[[Request, int, str, str], Response]
 
 
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, HTTPException)
-    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    return error_response(exc.status_code, code, str(exc.detail))
+def install_error_handlers(app: FastAPI, html: HtmlError | None = None) -> None:
+    def answer(request: Request, status: int, code: str, message: str) -> Response:
+        if html is not None and request.url.path.startswith("/ui"):
+            return html(request, status, code, message)
+        return error_response(status, code, message)
 
+    async def mnemolog_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, MnemologError)
+        return answer(request, http_status(exc), exc.code, str(exc))
 
-async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, RequestValidationError)
-    return error_response(400, "invalid_input", str(exc.errors()))
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return answer(request, exc.status_code, code, str(exc.detail))
 
+    async def validation_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        return answer(request, 400, "invalid_input", str(exc.errors()))
 
-def install_error_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(MnemologError, _mnemolog_error)
-    app.add_exception_handler(HTTPException, _http_error)
-    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(MnemologError, mnemolog_error)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, validation_error)

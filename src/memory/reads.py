@@ -26,6 +26,7 @@ from ..errors import NotFound
 from ..eventlog.events import ProxyTurn
 from ..projections.documents.projection import ChunkRow, DocumentProjection, DocumentRow
 from ..projections.memories.projection import MemoryProjection
+from ..projections.memories.queries import Browse
 from ..projections.memories.rows import ChainView, LinkRow, SplitRow, VersionRow
 from ..projections.traces import Trace, TraceProjection, TurnTrace
 from ..projections.trust.rows import Carried
@@ -34,7 +35,7 @@ from .oversight.quarantine import Quarantine
 from .oversight.trust import Trust
 from .recall.service import Recall
 
-__all__ = ["ChainRead", "Reads"]
+__all__ = ["Browse", "ChainRead", "Reads"]
 
 
 class ChainRead(msgspec.Struct, frozen=True, kw_only=True):
@@ -109,6 +110,51 @@ class Reads:
             offset=offset,
             hidden_agents=self._quarantine.agents(),
         )
+
+    def browse(
+        self,
+        caller: Caller,
+        *,
+        status: Browse,
+        container_tag: str | None,
+        agent_id: str | None = None,
+        text: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> tuple[list[VersionRow], int, dict[str, int]]:
+        """A page of versions of one status (``MemoryQueries.browse``), how many there are,
+        and how many each status holds under the same filters. A key scoped to containers
+        names one of them."""
+        caller.reach(container_tag)
+        hidden = self._quarantine.agents()
+        flagged = self._trust.flagged_versions()
+        rows, total = self._memories.browse(
+            status=status,
+            container_tag=container_tag,
+            agent_id=agent_id,
+            text=text,
+            hidden_agents=hidden,
+            flagged=flagged,
+            limit=limit,
+            offset=offset,
+        )
+        counts = self._memories.browse_counts(
+            container_tag=container_tag,
+            agent_id=agent_id,
+            text=text,
+            hidden_agents=hidden,
+            flagged=flagged,
+        )
+        return rows, total, counts
+
+    def containers(self, caller: Caller) -> list[str]:
+        """The containers holding memories that the caller's key reaches."""
+        return [tag for tag in self._memories.container_tags() if caller.may(tag)]
+
+    def writers(self, caller: Caller, container_tag: str | None) -> list[str]:
+        """The agents that wrote to a container (or to any, for an unscoped key)."""
+        caller.reach(container_tag)
+        return self._memories.agent_ids(container_tag)
 
     def versions(self, version_ids: Sequence[str]) -> dict[str, VersionRow]:
         """Versions by id, erased ones included (without their text)."""

@@ -22,8 +22,22 @@ from .host_guard import refuse
 
 MAX_HEADER = 1024  # bytes of an Authorization header looked at, at most
 _CHALLENGE = ((b"www-authenticate", b'Bearer realm="mnemolog"'),)
-# Always open: a supervisor must see whether the server is up, and what auth it asks for.
-OPEN = frozenset({("GET", "/health"), ("HEAD", "/health")})
+# Always open: a supervisor must see whether the server is up, and what auth it asks for; a
+# person must reach the dashboard's login page and its stylesheet and script.
+OPEN = frozenset(
+    {("GET", "/health"), ("HEAD", "/health"), ("GET", "/ui/login"), ("POST", "/ui/login")}
+)
+OPEN_PREFIX = "/ui/static/"
+# A page a person opens in a browser: without a key, it is sent to the login page, not a 401.
+PAGES = ("/ui", "/ui/")
+
+
+def is_open(method: str, path: str) -> bool:
+    return (method, path) in OPEN or (method in ("GET", "HEAD") and path.startswith(OPEN_PREFIX))
+
+
+def is_page(method: str, path: str) -> bool:
+    return method in ("GET", "HEAD") and (path in ("/", *PAGES) or path.startswith("/ui/"))
 
 
 class BearerAuth:
@@ -36,23 +50,40 @@ class BearerAuth:
         anonymous: object,
         state_key: str,
         admits: Callable[[object], bool] = lambda caller: True,
+        session: Callable[[Scope], object | None] = lambda scope: None,
+        login_page: str | None = None,
     ) -> None:
         """``authenticate`` answers the caller a key is (or None); ``anonymous`` is the caller
         of every request while ``required()`` is false. ``admits`` says whether a caller let
         in still would be: a response still streaming (server-sent events, a streamed
-        answer) ends at its next chunk once its key is revoked."""
+        answer) ends at its next chunk once its key is revoked. ``session`` answers the caller
+        of a request's dashboard session cookie, asked only when it carries no
+        ``Authorization`` header; a page opened without either is sent to ``login_page``."""
         self._app = app
         self._required = required
         self._authenticate = authenticate
         self._anonymous = anonymous
         self._state_key = state_key
         self._admits = admits
+        self._session = session
+        self._login_page = login_page
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
             caller = self._anonymous
-            if self._required() and (scope.get("method", "GET"), scope["path"]) not in OPEN:
-                found = self.caller(scope)
+            method = scope.get("method", "GET")
+            if self._required() and not is_open(method, scope["path"]):
+                found = self.caller(scope) if _has_authorization(scope) else self._session(scope)
+                if found is not None and not self._admits(found):
+                    found = None  # a session whose key was revoked since its login
+                if (
+                    found is None
+                    and self._login_page
+                    and scope["type"] == "http"
+                    and is_page(method, scope["path"])
+                ):
+                    await _see_other(send, self._login_page)
+                    return
                 if found is None:
                     refusal = Unauthorized(
                         "this server needs an API key: Authorization: Bearer <key>"
@@ -97,3 +128,13 @@ class BearerAuth:
         if scheme.lower() != "bearer" or not token.strip():
             return None
         return self._authenticate(token.strip())
+
+
+def _has_authorization(scope: Scope) -> bool:
+    return any(name == b"authorization" for name, _ in scope["headers"])
+
+
+async def _see_other(send: Send, location: str) -> None:
+    headers = [(b"location", location.encode("ascii")), (b"content-length", b"0")]
+    await send({"type": "http.response.start", "status": 303, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})

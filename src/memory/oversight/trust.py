@@ -68,6 +68,9 @@ class Trust:
     def trust_of(self, agent: str) -> float:
         return self.projection.trust_of(agent)
 
+    def flagged_versions(self) -> frozenset[str]:
+        return self.projection.flagged_versions()
+
     def carried(self, version_ids: Sequence[str]) -> dict[str, Carried]:
         return self.projection.carried(version_ids)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
+from typing import Literal, get_args
 
 import msgspec
 
@@ -27,6 +28,9 @@ _decode_receipt = msgspec.json.Decoder(ContainerErased).decode
 
 _EMPTY: frozenset[int] = frozenset()
 _NO_AGENTS: frozenset[str] = frozenset()
+# What a person browses by (``browse``).
+Browse = Literal["live", "superseded", "forgotten", "flagged", "quarantined"]
+BROWSE: tuple[Browse, ...] = get_args(Browse)
 
 
 class MemoryQueries(MemoryAudit):
@@ -227,6 +231,115 @@ class MemoryQueries(MemoryAudit):
             (*args, limit, offset),
         )
         return rows, int(total)
+
+    def browse(
+        self,
+        *,
+        status: Browse,
+        container_tag: str | None = None,
+        agent_id: str | None = None,
+        text: str | None = None,
+        hidden_agents: AbstractSet[str] = _NO_AGENTS,
+        flagged: AbstractSet[str] = frozenset(),
+        limit: int = 50,
+        offset: int = 0,
+    ) -> tuple[list[VersionRow], int]:
+        """A page of versions of one status, newest first, and how many there are:
+        ``live`` the latest of each chain in service, ``superseded`` the versions a later one
+        replaced, ``forgotten`` the latest of forgotten chains, ``flagged`` the latest
+        versions the detector flagged, ``quarantined`` the latest versions of the agents in
+        ``hidden_agents`` (every other status leaves them out). ``text``: a substring of the
+        content, case-insensitive."""
+        where, args = self._browsing(status, container_tag, agent_id, text, hidden_agents, flagged)
+        clause = " AND ".join(where)
+        with self._lock:
+            total = self._conn.execute(
+                f"SELECT count(*) {FROM_VERSIONS} WHERE {clause}", args
+            ).fetchone()[0]
+        rows = self._versions(
+            f"SELECT {VERSION_COLUMNS} {FROM_VERSIONS} WHERE {clause}"
+            " ORDER BY v.row_id DESC LIMIT ? OFFSET ?",
+            (*args, limit, offset),
+        )
+        return rows, int(total)
+
+    def browse_counts(
+        self,
+        *,
+        container_tag: str | None = None,
+        agent_id: str | None = None,
+        text: str | None = None,
+        hidden_agents: AbstractSet[str] = _NO_AGENTS,
+        flagged: AbstractSet[str] = frozenset(),
+    ) -> dict[str, int]:
+        """How many versions each status of ``browse`` holds, under the same filters."""
+        counts: dict[str, int] = {}
+        for status in BROWSE:
+            where, args = self._browsing(
+                status, container_tag, agent_id, text, hidden_agents, flagged
+            )
+            with self._lock:
+                counts[status] = int(
+                    self._conn.execute(
+                        f"SELECT count(*) {FROM_VERSIONS} WHERE {' AND '.join(where)}", args
+                    ).fetchone()[0]
+                )
+        return counts
+
+    def agent_ids(self, container_tag: str | None = None) -> list[str]:
+        """The agents that wrote a version (of one container, or of any)."""
+        sql = "SELECT DISTINCT agent_id FROM versions"
+        args: tuple[object, ...] = ()
+        if container_tag is not None:
+            sql += " WHERE container_tag = ?"
+            args = (container_tag,)
+        with self._lock:
+            return sorted(row[0] for row in self._conn.execute(sql, args))
+
+    def container_tags(self) -> list[str]:
+        with self._lock:
+            rows = self._conn.execute("SELECT DISTINCT container_tag FROM chains").fetchall()
+        return sorted(row[0] for row in rows)
+
+    @staticmethod
+    def _browsing(
+        status: Browse,
+        container_tag: str | None,
+        agent_id: str | None,
+        text: str | None,
+        hidden_agents: AbstractSet[str],
+        flagged: AbstractSet[str],
+    ) -> tuple[list[str], list[object]]:
+        where = ["c.erased = 0"]
+        args: list[object] = []
+        hidden = sorted(hidden_agents)
+        marks = ",".join("?" * len(hidden))
+        if status == "superseded":
+            where.append("v.valid_to IS NOT NULL")
+        else:
+            where.append("v.valid_to IS NULL")
+            where.append("c.forgotten = 1" if status == "forgotten" else "c.forgotten = 0")
+        if status == "quarantined":
+            where.append(f"v.agent_id IN ({marks})" if hidden else "0")
+            args += hidden
+        elif hidden:
+            where.append(f"v.agent_id NOT IN ({marks})")
+            args += hidden
+        if status == "flagged":
+            ids = sorted(flagged)
+            where.append(f"v.version_id IN ({','.join('?' * len(ids))})" if ids else "0")
+            args += ids
+        if container_tag is not None:
+            where.append("v.container_tag = ?")
+            args.append(container_tag)
+        if agent_id is not None:
+            where.append("v.agent_id = ?")
+            args.append(agent_id)
+        if text:
+            escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            where.append("v.content LIKE ? ESCAPE '\\'")
+            args.append(f"%{escaped}%")
+        return where, args
 
     def visible_rows(
         self,

@@ -111,6 +111,14 @@ class TrustQueries(SqliteProjection):
             ).fetchone()
         return int(row[0])
 
+    def flagged_versions(self) -> frozenset[str]:
+        """Every version the poisoning detector flagged (a handful: flags are rare)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT version_id FROM trust_versions WHERE flags IS NOT NULL"
+            ).fetchall()
+        return frozenset(row[0] for row in rows)
+
     def carried(self, version_ids: Sequence[str]) -> dict[str, Carried]:
         """What each version carries into recall (versions this model never saw: none)."""
         wanted = list(dict.fromkeys(version_ids))

@@ -1,0 +1,176 @@
+"""``/ui/memories``: browse a store's memories, and one chain as a timeline of its versions.
+
+Each action a page offers (forget, restore, correct, erase) is a form that runs the command
+the REST API runs, with the same checks and the same events, then shows the chain again.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Annotated, cast, get_args
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from ..errors import InvalidInput
+from ..memory import Core, NewMemory, VersionRow
+from ..memory.reads import Browse
+from ..views import chain_body
+from .forms import read_form
+from .pages import Pages, see_other
+
+PAGE = 50  # memories a list page shows
+MAX_TEXT = 256  # characters of a list's text filter
+MAX_REASON = 2000  # characters of a forget's reason, as the API takes
+
+
+def memory_pages(core: Core, pages: Pages) -> APIRouter:
+    router = APIRouter(include_in_schema=False)
+
+    @router.get("/ui/memories")
+    def memories(
+        request: Request,
+        container: Annotated[str | None, Query(max_length=256)] = None,
+        agent: Annotated[str | None, Query(max_length=64)] = None,
+        status: Annotated[str, Query(max_length=16)] = "live",
+        q: Annotated[str | None, Query(max_length=MAX_TEXT)] = None,
+        page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    ) -> Response:
+        caller = pages.caller(request)
+        if status not in get_args(Browse):
+            raise InvalidInput(f"no status {status!r}: one of {', '.join(get_args(Browse))}")
+        browsed = cast(Browse, status)
+        if container is None and caller.scoped:
+            container = sorted(caller.containers or ())[0] if caller.containers else None
+        rows, total, counts = core.reads.browse(
+            caller,
+            status=browsed,
+            container_tag=container or None,
+            agent_id=agent or None,
+            text=q or None,
+            limit=PAGE,
+            offset=(page - 1) * PAGE,
+        )
+        carried = core.reads.carried([r.version_id for r in rows])
+        return pages.render(
+            request,
+            "memories.html",
+            rows=rows,
+            carried=carried,
+            total=total,
+            counts=counts,
+            statuses=get_args(Browse),
+            containers=core.reads.containers(caller),
+            agents=core.reads.writers(caller, container or None),
+            params={"container": container, "agent": agent, "status": status, "q": q},
+            page=page,
+            pages=max(1, -(-total // PAGE)),
+        )
+
+    @router.get("/ui/memories/{memory_id}")
+    def memory(
+        request: Request,
+        memory_id: str,
+        a: Annotated[int | None, Query(ge=1)] = None,
+        b: Annotated[int | None, Query(ge=1)] = None,
+    ) -> Response:
+        caller = pages.caller(request)
+        read = core.reads.chain(memory_id, caller)
+        body = chain_body(core, memory_id, caller)
+        versions = read.chain.versions
+        carried = core.reads.carried([v.version_id for v in versions])
+        diff = None
+        if len(versions) > 1:
+            by_number = {v.version: v for v in versions}
+            older = by_number.get(a or versions[-2].version)
+            newer = by_number.get(b or versions[-1].version)
+            if older is not None and newer is not None:
+                diff = (older.version, newer.version, word_diff(older, newer))
+        return pages.render(
+            request,
+            "memory.html",
+            chain=read.chain,
+            body=body,
+            carried=carried,
+            diff=diff,
+            quarantined=read.quarantined,
+        )
+
+    @router.post("/ui/memories/{memory_id}/forget")
+    async def forget(request: Request, memory_id: str) -> Response:
+        form = await read_form(request, pages.sessions)
+        caller = pages.caller(request)
+        core.reads.latest(memory_id, caller)
+        reason = form.get("reason", "").strip()
+        if not 1 <= len(reason) <= MAX_REASON:
+            raise InvalidInput(f"say why it is forgotten (1 to {MAX_REASON} characters)")
+        await run_in_threadpool(core.chains.forget, memory_id, reason, caller.actor("rest"))
+        return see_other(f"/ui/memories/{memory_id}")
+
+    @router.post("/ui/memories/{memory_id}/restore")
+    async def restore(request: Request, memory_id: str) -> Response:
+        await read_form(request, pages.sessions)
+        caller = pages.caller(request)
+        core.reads.latest(memory_id, caller)
+        await run_in_threadpool(core.chains.restore, memory_id, caller.actor("rest"))
+        return see_other(f"/ui/memories/{memory_id}")
+
+    @router.post("/ui/memories/{memory_id}/correct")
+    async def correct(request: Request, memory_id: str) -> Response:
+        form = await read_form(request, pages.sessions)
+        caller = pages.caller(request)
+        latest = core.reads.latest(memory_id, caller)
+        content = form.get("content", "").strip()
+        if not content:
+            raise InvalidInput("a correction needs its text")
+        expected = form.get("expectedVersion", "")
+        item = NewMemory(
+            content=content,
+            is_static=latest.is_static,
+            metadata=latest.metadata,
+            context=latest.context,
+        )
+        await run_in_threadpool(
+            lambda: core.chains.edit(
+                memory_id,
+                item,
+                caller.actor("rest"),
+                expected_version=int(expected) if expected.isdigit() else None,
+            )
+        )
+        return see_other(f"/ui/memories/{memory_id}")
+
+    @router.get("/ui/memories/{memory_id}/erase")
+    def confirm_erase(request: Request, memory_id: str) -> Response:
+        latest = core.reads.latest(memory_id, pages.caller(request))
+        return pages.render(request, "erase.html", latest=latest)
+
+    @router.post("/ui/memories/{memory_id}/erase")
+    async def erase(request: Request, memory_id: str) -> Response:
+        form = await read_form(request, pages.sessions)
+        if form.get("confirm") != memory_id:
+            raise InvalidInput("type the memory's id to confirm its erasure")
+        caller = pages.caller(request)
+        core.reads.latest(memory_id, caller)
+        seq = await run_in_threadpool(core.chains.erase, memory_id, caller.actor("rest"))
+        return see_other(f"/ui/memories?erased={memory_id}&seq={seq}")
+
+    return router
+
+
+def word_diff(older: VersionRow, newer: VersionRow) -> list[tuple[str, str]]:
+    """The two versions' texts word by word: (``same`` | ``removed`` | ``added``, words)."""
+    before = (older.content or "").split()
+    after = (newer.content or "").split()
+    parts: list[tuple[str, str]] = []
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            parts.append(("same", " ".join(before[i1:i2])))
+            continue
+        if i2 > i1:
+            parts.append(("removed", " ".join(before[i1:i2])))
+        if j2 > j1:
+            parts.append(("added", " ".join(after[j1:j2])))
+    return parts

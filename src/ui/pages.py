@@ -1,0 +1,95 @@
+"""Rendering a dashboard page: the templates, their escaping, and the headers every page sends.
+
+Every page is HTML rendered here from Jinja2 templates with autoescaping on: a memory's text
+is whatever an agent wrote, so it is only ever inserted as text. The Content-Security-Policy
+allows this server's own stylesheet and script and nothing else: no inline script, no
+``on*=`` handler, no other host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from urllib.parse import urlencode
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from .. import __version__
+from ..memory import Caller
+from ..web.caller import caller_in
+from ..web.sessions import Sessions, session_token
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = {
+    "content-security-policy": CSP,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+
+
+def when(ns: int | None) -> str:
+    """An instant as a person reads it (UTC, to the second)."""
+    if ns is None:
+        return ""
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def ms(latency: object) -> str:
+    """A latency in milliseconds: one figure, or a recall's stages summed."""
+    if isinstance(latency, Mapping):
+        latency = sum(float(v) for v in latency.values() if isinstance(v, int | float))
+    return f"{float(latency):.1f} ms" if isinstance(latency, int | float) else "-"
+
+
+def query(base: str, params: Mapping[str, object | None], **changes: object | None) -> str:
+    """``base`` with ``params`` as its query, some changed; empty values left out."""
+    merged = {**params, **changes}
+    kept = {k: str(v) for k, v in merged.items() if v not in (None, "", False)}
+    return f"{base}?{urlencode(kept)}" if kept else base
+
+
+class Pages:
+    def __init__(self, sessions: Sessions, *, keys_live: object) -> None:
+        self.sessions = sessions
+        self._keys_live = keys_live
+        self._env = Environment(
+            loader=PackageLoader("mnemolog.ui", "templates"),
+            autoescape=select_autoescape(default=True, default_for_string=True),
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self._env.filters["when"] = when
+        self._env.filters["ms"] = ms
+        self._env.globals["query"] = query
+        self._env.globals["version"] = __version__
+
+    def render(
+        self, request: Request, template: str, status: int = 200, **context: object
+    ) -> HTMLResponse:
+        caller = caller_in(request.scope)
+        token = session_token(request.scope)
+        body = self._env.get_template(template).render(
+            caller=caller,
+            csrf=self.sessions.csrf(token),
+            logged_in=token is not None and self.sessions.caller(token) is not None,
+            path=request.url.path,
+            **context,
+        )
+        return HTMLResponse(body, status_code=status, headers=SECURITY_HEADERS)
+
+    def caller(self, request: Request) -> Caller:
+        return caller_in(request.scope)
+
+
+def see_other(location: str, headers: Mapping[str, str] | None = None) -> RedirectResponse:
+    """After a form's action: the page to show (Post/Redirect/Get)."""
+    response = RedirectResponse(location, status_code=303, headers=dict(SECURITY_HEADERS))
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
