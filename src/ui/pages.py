@@ -28,7 +28,9 @@ CSP = (
 SECURITY_HEADERS = {
     "content-security-policy": CSP,
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # Not no-referrer: with it a browser sends `Origin: null` on a form post, which the
+    # Host/Origin guard refuses.
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
 

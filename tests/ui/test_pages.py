@@ -1,0 +1,127 @@
+"""The dashboard in a real browser: every view opened by its URL, and each action a person
+takes (forget and restore, correct, erase, the trace check) asserting what they then see and
+what the log holds."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from .conftest import Seeded, shot, write
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def page(browser: Browser, open_store: Seeded) -> Page:
+    context = browser.new_context(base_url=open_store.base_url)
+    opened = context.new_page()
+    yield opened
+    context.close()
+
+
+def test_every_view_opens_by_its_url(page: Page, open_store: Seeded) -> None:
+    page.goto("/")
+    expect(page).to_have_url(re.compile(r"/ui/memories$"))
+    expect(page.get_by_role("heading", name="Memories")).to_be_visible()
+    expect(page.get_by_role("link", name="Alice lives in Porto near the river")).to_be_visible()
+    # The forgotten one is under its own status, counted.
+    expect(page.locator('.count[data-status="forgotten"]')).to_have_text("1")
+    shot(page, "memories")
+    page.goto("/ui/memories?status=forgotten")
+    expect(
+        page.get_by_role("link", name="Alice once kept a goldfish called Bubbles")
+    ).to_be_visible()
+    expect(page.get_by_text("Alice lives in Porto")).to_have_count(0)
+
+    page.goto(f"/ui/memories/{open_store.ids['porto']}")
+    expect(page.get_by_role("heading", name="Alice lives in Porto near the river")).to_be_visible()
+    expect(page.locator("ol.timeline li")).to_have_count(1)
+    shot(page, "memory")
+
+    page.goto("/ui/traces")
+    expect(page.get_by_role("cell", name="where does Alice live")).to_be_visible()
+    page.goto(f"/ui/traces/{open_store.traces['home']}")
+    expect(page.locator("q.query")).to_have_text("where does Alice live")
+    served = page.locator("table.candidates tbody tr").filter(has_text="Alice lives in Porto")
+    expect(served.locator("td.outcome")).to_have_text("served")
+    shot(page, "trace")
+
+
+def test_a_text_filter_and_an_unknown_status(page: Page, open_store: Seeded) -> None:
+    page.goto("/ui/memories?container=home")
+    page.get_by_placeholder("words in the memory").fill("bicycle")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("table.list tbody tr")).to_have_count(1)
+    expect(
+        page.get_by_role("link", name="Alice rides a blue bicycle to the market")
+    ).to_be_visible()
+    answer = page.goto("/ui/memories?status=hidden")
+    assert answer is not None and answer.status == 400
+    expect(page.get_by_role("alert")).to_contain_text("no status 'hidden'")
+
+
+def test_forget_then_restore(page: Page, open_store: Seeded) -> None:
+    memory_id = open_store.ids["tea"]
+    page.goto(f"/ui/memories/{memory_id}")
+    page.get_by_label(re.compile("Forget it")).fill("not true any more")
+    page.get_by_role("button", name="Forget").click()
+    expect(page.locator(".badge.forgotten")).to_contain_text("not true any more")
+    shot(page, "forgotten")
+    with open_store.client() as client:
+        assert client.get(f"/memories/{memory_id}").json()["forgotten"] is True
+    page.get_by_role("button", name="Restore").click()
+    expect(page.locator(".badge.live")).to_have_text("live")
+    with open_store.client() as client:
+        assert client.get(f"/memories/{memory_id}").json()["forgotten"] is False
+
+
+def test_a_correction_is_a_new_version_with_its_diff(page: Page, open_store: Seeded) -> None:
+    memory_id = open_store.ids["bike"]
+    page.goto(f"/ui/memories/{memory_id}")
+    page.get_by_label(re.compile("Correct it")).fill("Alice rides a red bicycle to the market")
+    page.get_by_role("button", name="Save as version 2").click()
+    expect(
+        page.get_by_role("heading", name="Alice rides a red bicycle to the market")
+    ).to_be_visible()
+    expect(page.locator("ol.timeline li")).to_have_count(2)
+    expect(page.locator(".diff del")).to_have_text("blue")
+    expect(page.locator(".diff ins")).to_have_text("red")
+    shot(page, "corrected")
+    with open_store.client() as client:
+        chain = client.get(f"/memories/{memory_id}").json()
+    assert [v["content"] for v in chain["versions"]] == [
+        "Alice rides a blue bicycle to the market",
+        "Alice rides a red bicycle to the market",
+    ]
+
+
+def test_erase_asks_first_and_then_destroys(page: Page, open_store: Seeded) -> None:
+    with open_store.client() as client:
+        memory_id = write(client, "home", "Alice's locker code is 7731")
+    page.goto(f"/ui/memories/{memory_id}")
+    page.get_by_role("link", name="Erase for good…").click()
+    expect(page.get_by_role("alert")).to_contain_text("This cannot be undone.")
+    shot(page, "erase")
+    page.get_by_label(re.compile("to confirm")).fill("not its id")
+    page.get_by_role("button", name="Erase for good").click()
+    expect(page.get_by_role("alert")).to_contain_text("type the memory's id")
+    with open_store.client() as client:
+        assert client.get(f"/memories/{memory_id}").status_code == 200
+    page.go_back()
+    page.get_by_label(re.compile("to confirm")).fill(memory_id)
+    page.get_by_role("button", name="Erase for good").click()
+    expect(page).to_have_url(re.compile(r"/ui/memories\?erased="))
+    with open_store.client() as client:
+        chain = client.get(f"/memories/{memory_id}").json()
+        assert chain["erased"] and [v["content"] for v in chain["versions"]] == [None]
+        assert "7731" not in client.get("/ui/memories?status=live&container=home").text
+
+
+def test_a_trace_is_checked_against_the_log(page: Page, open_store: Seeded) -> None:
+    page.goto(f"/ui/traces/{open_store.traces['work']}")
+    page.get_by_role("button", name=re.compile("Check")).click()
+    expect(page.get_by_role("status")).to_contain_text("exact")
+    shot(page, "trace-checked")

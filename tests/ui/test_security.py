@@ -1,0 +1,135 @@
+"""The dashboard's doors: a login that sets a strict session cookie, never a key in a URL;
+every page scoped to the key's containers; no page or asset that reaches another host; the
+Content-Security-Policy on every page."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from .conftest import Seeded, shot
+
+pytestmark = pytest.mark.slow
+
+# Every text written into ``home``: none may show to a key that reaches only ``work``.
+HOME_TEXTS = ("Porto", "green tea", "bicycle", "goldfish", "where does Alice live")
+
+
+def logged_in(browser: Browser, store: Seeded, who: str) -> Page:
+    page = browser.new_context(base_url=store.base_url).new_page()
+    page.goto("/ui/memories")
+    expect(page).to_have_url(re.compile(r"/ui/login$"))  # no key yet: the login page
+    page.get_by_label("API key").fill(store.tokens[who])
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(re.compile(r"/ui/memories"))
+    return page
+
+
+def test_a_login_sets_a_strict_session_cookie(browser: Browser, keyed_store: Seeded) -> None:
+    page = logged_in(browser, keyed_store, "admin")
+    (cookie,) = page.context.cookies()
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert keyed_store.tokens["admin"] not in cookie["value"]
+    assert all(keyed_store.tokens["admin"] not in url for url in [page.url])
+    expect(page.get_by_text("admin (admin)")).to_be_visible()
+    page.get_by_role("button", name="Log out").click()
+    expect(page).to_have_url(re.compile(r"/ui/login$"))
+    page.goto("/ui/memories")
+    expect(page).to_have_url(re.compile(r"/ui/login$"))  # the session is gone
+
+
+def test_a_wrong_key_opens_nothing(browser: Browser, keyed_store: Seeded) -> None:
+    page = browser.new_context(base_url=keyed_store.base_url).new_page()
+    page.goto("/ui/login")
+    page.get_by_label("API key").fill("mnl_0123456789abcdef_" + "x" * 43)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("alert")).to_contain_text("That key opens nothing here.")
+    assert page.context.cookies() == []
+    # Without a session a page is the login page, and an action is refused before it runs.
+    with httpx.Client(base_url=keyed_store.base_url) as client:
+        assert client.get("/ui/traces").headers["location"] == "/ui/login"
+        forget = client.post(
+            f"/ui/memories/{keyed_store.ids['porto']}/forget", data={"reason": "x"}
+        )
+        assert forget.status_code == 401
+
+
+def test_a_scoped_key_sees_nothing_of_another_container(
+    browser: Browser, keyed_store: Seeded
+) -> None:
+    page = logged_in(browser, keyed_store, "worker")
+    visited: list[str] = []
+    for status in ("live", "superseded", "forgotten", "flagged", "quarantined"):
+        page.goto(f"/ui/memories?status={status}")
+        visited.append(page.content())
+    expect(page.get_by_role("link", name=re.compile("deploy key"))).to_have_count(0)
+    page.goto("/ui/memories?status=live")
+    expect(page.get_by_role("link", name=re.compile("deploy key"))).to_be_visible()
+    visited.append(page.content())
+    shot(page, "scoped-memories")
+    page.goto(f"/ui/memories/{keyed_store.ids['deploy']}")
+    visited.append(page.content())
+    page.goto("/ui/traces")
+    visited.append(page.content())
+    page.goto(f"/ui/traces/{keyed_store.traces['work']}")
+    visited.append(page.content())
+    # Another container's pages, by their URLs: as if they did not exist.
+    for url in (
+        f"/ui/memories/{keyed_store.ids['porto']}",
+        f"/ui/memories/{keyed_store.ids['porto']}/erase",
+        f"/ui/traces/{keyed_store.traces['home']}",
+        "/ui/memories?container=home",
+        "/ui/traces?container=home",
+        "/ui/memories?container=",
+    ):
+        answer = page.goto(url)
+        assert answer is not None and answer.status in (403, 404), url
+        visited.append(page.content())
+    for html in visited:
+        for text in HOME_TEXTS:
+            assert text not in html
+    # Nor may its forms act on another container's memory.
+    page.goto(f"/ui/memories/{keyed_store.ids['deploy']}")
+    csrf = page.locator('input[name="csrf"]').first.get_attribute("value")
+    refused = page.request.post(
+        f"/ui/memories/{keyed_store.ids['porto']}/forget", form={"csrf": csrf or "", "reason": "x"}
+    )
+    assert refused.status == 404
+    with keyed_store.client("admin") as admin:
+        assert admin.get(f"/memories/{keyed_store.ids['porto']}").json()["forgotten"] is False
+
+
+def test_no_page_reaches_another_host_and_each_sends_its_policy(
+    browser: Browser, open_store: Seeded
+) -> None:
+    page = browser.new_context(base_url=open_store.base_url).new_page()
+    own = urlsplit(open_store.base_url).netloc
+    requested: list[str] = []
+    violations: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.on("console", lambda message: violations.append(message.text))
+    urls = [
+        "/ui/memories",
+        "/ui/memories?status=forgotten",
+        f"/ui/memories/{open_store.ids['porto']}",
+        f"/ui/memories/{open_store.ids['porto']}/erase",
+        "/ui/traces",
+        f"/ui/traces/{open_store.traces['home']}",
+        "/ui/login",
+        "/ui/memories/no-such-memory",
+    ]
+    for url in urls:
+        answer = page.goto(url)
+        assert answer is not None
+        policy = answer.headers["content-security-policy"]
+        assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+        html = page.content()
+        assert "<script>" not in html and not re.search(r"\son[a-z]+=", html)
+        for link in re.findall(r'(?:src|href|action)="([^"]+)"', html):
+            assert not re.match(r"^(?:[a-z]+:)?//", link), link
+    assert requested and all(urlsplit(url).netloc == own for url in requested)
+    assert not [v for v in violations if "Content Security Policy" in v]
