@@ -8,6 +8,7 @@ from fastapi.staticfiles import StaticFiles
 
 from ..runtime import Runtime
 from ..web.sessions import COOKIE, SESSION_TTL, Sessions, session_token
+from .asof import asof_pages
 from .forms import read_form
 from .memories import memory_pages
 from .pages import Pages, see_other
@@ -51,7 +52,12 @@ def ui_routes(app: FastAPI, runtime: Runtime, sessions: Sessions) -> Pages:
             sessions.close(token)
         return see_other("/ui/login", {"set-cookie": f"{COOKIE}=; Path=/; HttpOnly; Max-Age=0"})
 
-    for part in (router, memory_pages(core, pages), trace_pages(runtime, pages)):
+    for part in (
+        router,
+        memory_pages(core, pages),
+        trace_pages(runtime, pages),
+        asof_pages(runtime, pages),
+    ):
         app.include_router(part)
     return pages
 

@@ -52,6 +52,7 @@ class Seeded:
     data_dir: Path
     tokens: dict[str, str] = field(default_factory=dict)
     ids: dict[str, str] = field(default_factory=dict)
+    seqs: dict[str, int] = field(default_factory=dict)
     traces: dict[str, str] = field(default_factory=dict)
 
     def client(self, who: str | None = None) -> httpx.Client:
@@ -60,12 +61,17 @@ class Seeded:
 
 
 def write(client: httpx.Client, container: str, content: str) -> str:
+    return written(client, container, content)[0]
+
+
+def written(client: httpx.Client, container: str, content: str) -> tuple[str, int]:
+    """A memory written: its id and the seq of its event."""
     answer = client.post(
         "/memories", json={"containerTag": container, "memories": [{"content": content}]}
     )
     assert answer.status_code == 200, answer.text
-    memory_id: str = answer.json()["memories"][0]["id"]
-    return memory_id
+    made = answer.json()["memories"][0]
+    return made["id"], made["seq"]
 
 
 def recall(client: httpx.Client, container: str, query: str) -> str:
@@ -77,7 +83,9 @@ def recall(client: httpx.Client, container: str, query: str) -> str:
 
 def seed(store: Seeded, client: httpx.Client) -> None:
     """Two containers: ``home`` (a correction, a forgotten memory) and ``work``."""
-    store.ids["porto"] = write(client, "home", "Alice lives in Porto near the river")
+    store.ids["porto"], store.seqs["porto"] = written(
+        client, "home", "Alice lives in Porto near the river"
+    )
     store.ids["tea"] = write(client, "home", "Alice drinks green tea every morning")
     store.ids["bike"] = write(client, "home", "Alice rides a blue bicycle to the market")
     store.ids["gone"] = write(client, "home", "Alice once kept a goldfish called Bubbles")

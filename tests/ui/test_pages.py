@@ -125,3 +125,25 @@ def test_a_trace_is_checked_against_the_log(page: Page, open_store: Seeded) -> N
     page.get_by_role("button", name=re.compile("Check")).click()
     expect(page.get_by_role("status")).to_contain_text("exact")
     shot(page, "trace-checked")
+
+
+def test_as_of_an_instant_and_between_two(page: Page, open_store: Seeded) -> None:
+    page.goto("/ui/asof?container=home")
+    believed = page.locator('table[data-state="then"] tbody tr')
+    expect(believed.filter(has_text="Alice lives in Porto")).to_have_count(1)
+    # The slider back to the first write: only that memory was known then.
+    page.get_by_label(re.compile("Instant")).fill(str(open_store.seqs["porto"]))
+    expect(page.locator(".summary")).to_have_attribute("data-seq", str(open_store.seqs["porto"]))
+    expect(believed).to_have_count(1)
+    expect(believed.first).to_contain_text("Alice lives in Porto near the river")
+    shot(page, "asof")
+    # From before anything to now: what was added and what was forgotten, by whom.
+    page.goto("/ui/asof?container=home&at=0&to=1000000")
+    expect(page.locator('table[data-state="then"] tbody')).to_contain_text("Nothing was known yet.")
+    changes = page.locator("table.changes tbody tr")
+    gone = changes.filter(has_text=open_store.ids["gone"])
+    expect(gone.locator("td.change")).to_have_text(["new", "forgotten"])
+    expect(changes.filter(has_text="new").first).to_contain_text("local via rest")
+    forgotten = page.locator('table[data-state="later"] tbody tr').filter(has_text="goldfish")
+    expect(forgotten).to_contain_text("forgotten")
+    shot(page, "asof-diff")

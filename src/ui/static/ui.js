@@ -1,8 +1,8 @@
 // mnemolog dashboard: progressive touches only; every page works without this file.
 "use strict";
 document.addEventListener("DOMContentLoaded", () => {
-  // A filter's select submits its form when it changes.
-  for (const select of document.querySelectorAll("select[data-autosubmit]")) {
-    select.addEventListener("change", () => select.form.requestSubmit());
+  // A filter (a select, the as-of slider) submits its form when it changes.
+  for (const input of document.querySelectorAll("[data-autosubmit]")) {
+    input.addEventListener("change", () => input.form.requestSubmit());
   }
 });

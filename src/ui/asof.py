@@ -1,0 +1,97 @@
+"""``/ui/asof``: what a container's memory held at an instant, and what changed between two.
+
+The instant is a position in the log (a seq), picked on a slider over the log's history and
+shown as the record time there. What was believed is folded from the log up to it, starting
+from the nearest snapshot (``replay --as-of`` does the same); the changes between two
+instants are the log's own records between them, each with its agent.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from ..errors import InvalidInput
+from ..eventlog.scratch import scratch_root
+from ..memory import MemoriesAt
+from ..replay.believed import Belief, believed
+from ..replay.diff import Change, changes_between
+from ..runtime import Runtime
+from .pages import Pages
+
+MAX_CHANGES = 500  # changes a diff page lists, newest last
+
+
+def asof_pages(runtime: Runtime, pages: Pages) -> APIRouter:
+    router = APIRouter(include_in_schema=False)
+    core = runtime.core
+
+    @router.get("/ui/asof")
+    async def asof(
+        request: Request,
+        container: Annotated[str | None, Query(max_length=256)] = None,
+        at: Annotated[int | None, Query(ge=0, le=2**63 - 1)] = None,
+        to: Annotated[str | None, Query(max_length=20)] = None,
+    ) -> Response:
+        caller = pages.caller(request)
+        other = _position(to)
+        containers = core.reads.containers(caller)
+        tag = container or (containers[0] if containers else None)
+        head = runtime.log.head().seq
+        if tag is None:
+            return pages.render(request, "asof.html", tag=None, containers=[], head=head)
+        caller.reach(tag)
+        seq = min(head, at if at is not None else head)
+        changes: list[Change] | None = None
+        later: Belief | None = None
+        if other is not None:  # two instants: the earlier one's belief, the later's, between
+            seq, end = sorted((seq, min(head, other)))
+            changes = await run_in_threadpool(
+                changes_between, runtime.log, seq, end, container_tag=tag
+            )
+            later = await run_in_threadpool(_belief, runtime, tag, end)
+        belief = await run_in_threadpool(_belief, runtime, tag, seq)
+        return pages.render(
+            request,
+            "asof.html",
+            tag=tag,
+            containers=containers,
+            head=head,
+            seq=seq,
+            to=other,
+            belief=belief,
+            later=later,
+            changes=None if changes is None else changes[-MAX_CHANGES:],
+            more=0 if changes is None else max(0, len(changes) - MAX_CHANGES),
+        )
+
+    return router
+
+
+def _position(text: str | None) -> int | None:
+    """The second position of a comparison, as its form field gives it (empty: none)."""
+    if text is None or not text.strip():
+        return None
+    if not text.strip().isdigit():
+        raise InvalidInput(f"a log position is a whole number, not {text!r}")
+    return int(text)
+
+
+def _belief(runtime: Runtime, container_tag: str, seq: int) -> Belief:
+    """What the container's memory held once the log stood at ``seq``."""
+    at_ns = 0 if seq == 0 else next(iter(runtime.log.read(seq, limit=1))).record.ts
+    settings = runtime.settings
+    state = MemoriesAt.nearest(
+        runtime.log,
+        runtime.sealer,
+        scratch_root(settings.data_dir),
+        seq,
+        settings.data_dir / "snapshots",
+    )
+    try:
+        return believed(state.path, as_of_ns=at_ns, seq=seq, container_tag=container_tag)
+    finally:
+        state.close()

@@ -1,0 +1,112 @@
+"""Regenerate the dashboard's screenshots in ``docs/ui/`` (``docs/ui.md`` shows them).
+
+    .venv/bin/python tools/ui_screenshots.py          # needs Debian's chromium
+
+A server is started on a scratch data dir (fast tier) and seeded with a small store through
+the REST API: a corrected memory, a forgotten one, recalls. Each view is then opened in
+Chromium by its URL and saved as a PNG of 1280 pixels width.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "docs" / "ui"
+MNEMOLOG = str(Path(sys.executable).parent / "mnemolog")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def seed(client: httpx.Client) -> dict[str, str]:
+    def write(container: str, content: str) -> str:
+        answer = client.post(
+            "/memories", json={"containerTag": container, "memories": [{"content": content}]}
+        )
+        answer.raise_for_status()
+        memory_id: str = answer.json()["memories"][0]["id"]
+        return memory_id
+
+    ids = {
+        "porto": write("user_123", "Alice lives in Porto near the river"),
+        "tea": write("user_123", "Alice drinks green tea every morning"),
+        "bike": write("user_123", "Alice rides a blue bicycle to the market"),
+        "fish": write("user_123", "Alice once kept a goldfish called Bubbles"),
+    }
+    write("user_123", "The deploy key rotates every Friday at noon")
+    client.patch(
+        f"/memories/{ids['bike']}", json={"content": "Alice rides a red bicycle to the market"}
+    ).raise_for_status()
+    client.post(f"/memories/{ids['fish']}/forget", json={"reason": "outdated"}).raise_for_status()
+    found = client.post("/search", json={"q": "where does Alice live", "containerTag": "user_123"})
+    found.raise_for_status()
+    ids["trace"] = found.json()["traceId"]
+    client.get("/inspect", params={"limit": 1})  # settles the recall's trace
+    return ids
+
+
+def main() -> None:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        sys.exit("needs Debian's chromium: apt-get install chromium")
+    OUT.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        server = subprocess.Popen(
+            [MNEMOLOG, "serve", "--data-dir", str(Path(scratch) / "data"), "--port", str(port)],
+            env={**os.environ, "MNEMOLOG_EMBEDDER": "fast"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    httpx.get(f"{base}/health", timeout=1)
+                    break
+                except httpx.TransportError:
+                    if time.monotonic() > deadline or server.poll() is not None:
+                        sys.exit("the server did not start")
+                    time.sleep(0.1)
+            with httpx.Client(base_url=base, timeout=30) as client:
+                ids = seed(client)
+            views = {
+                "memories": "/ui/memories",
+                "memory": f"/ui/memories/{ids['bike']}",
+                "erase": f"/ui/memories/{ids['tea']}/erase",
+                "traces": "/ui/traces",
+                "trace": f"/ui/traces/{ids['trace']}",
+            }
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
+                )
+                page = browser.new_page(viewport={"width": 1280, "height": 800})
+                for name, url in views.items():
+                    page.goto(base + url)
+                    page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+                    print(f"docs/ui/{name}.png  {url}")
+                browser.close()
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
