@@ -8,6 +8,7 @@ from fastapi.staticfiles import StaticFiles
 
 from ..runtime import Runtime
 from ..web.sessions import COOKIE, SESSION_TTL, Sessions, session_token
+from .agents import agent_pages
 from .asof import asof_pages
 from .forms import read_form
 from .memories import memory_pages
@@ -57,6 +58,7 @@ def ui_routes(app: FastAPI, runtime: Runtime, sessions: Sessions) -> Pages:
         memory_pages(core, pages),
         trace_pages(runtime, pages),
         asof_pages(runtime, pages),
+        agent_pages(core, pages, runtime.settings.trust_threshold),
     ):
         app.include_router(part)
     return pages

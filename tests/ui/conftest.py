@@ -128,11 +128,17 @@ def keyed_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
     tokens = {
         "admin": add_key(data_dir, "admin", admin=True),
         "worker": add_key(data_dir, "worker", "work"),
+        "worker-spare": add_key(data_dir, "worker", "work"),
     }
     with mnemolog_server(data_dir, ENV) as (base_url, _):
         store = Seeded(base_url, data_dir, tokens=tokens)
         with store.client("admin") as client:
             seed(store, client)
+        with store.client("worker") as client:
+            store.ids["ticket"], store.seqs["ticket"] = written(
+                client, "work", "Ticket OPS-7 waits on the database migration"
+            )
+            settled_head(client)
         yield store
 
 

@@ -1,0 +1,82 @@
+"""The agents' pages in a real browser: trust over time, and the user's levers over an agent
+(quarantine and release, revoke a key, roll back and undo), each checked against the API."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, expect
+
+from .conftest import Seeded, shot
+from .test_security import logged_in
+
+pytestmark = pytest.mark.slow
+
+
+def test_an_admin_quarantines_and_releases_an_agent(browser: Browser, keyed_store: Seeded) -> None:
+    page = logged_in(browser, keyed_store, "admin")
+    page.goto("/ui/agents")
+    row = page.locator("table.agents tbody tr").filter(has_text="worker")
+    expect(row).to_contain_text("trusted")
+    row.get_by_role("link", name="worker").click()
+    expect(page.get_by_role("heading", name="worker")).to_be_visible()
+    expect(page.locator("svg.chart, section p").first).to_be_visible()
+    page.get_by_label(re.compile("Quarantine")).fill("checking its writes")
+    page.get_by_role("button", name="Quarantine").click()
+    expect(page.locator(".badge.quarantined")).to_contain_text("checking its writes")
+    shot(page, "agent-quarantined")
+    page.goto("/ui/memories?container=work&status=quarantined")
+    expect(page.get_by_role("link", name=re.compile("Ticket OPS-7"))).to_be_visible()
+    page.goto("/ui/memories?container=work&status=live")
+    expect(page.get_by_role("link", name=re.compile("Ticket OPS-7"))).to_have_count(0)
+    page.goto("/ui/agents/worker")
+    page.get_by_role("button", name="Release from quarantine").click()
+    expect(page.locator(".badge.live")).to_have_text("trusted")
+    page.goto("/ui/memories?container=work&status=live")
+    expect(page.get_by_role("link", name=re.compile("Ticket OPS-7"))).to_be_visible()
+
+
+def test_a_revoked_key_is_refused_at_once(browser: Browser, keyed_store: Seeded) -> None:
+    page = logged_in(browser, keyed_store, "admin")
+    page.goto("/ui/agents/worker")
+    spare = keyed_store.tokens["worker-spare"].split("_")[1]
+    row = page.locator("table.keys tbody tr").filter(has_text=spare)
+    row.get_by_role("button", name="Revoke").click()
+    expect(page.locator("table.keys tbody tr").filter(has_text=spare)).to_contain_text("revoked")
+    with httpx.Client(base_url=keyed_store.base_url) as client:
+        refused = client.get(
+            "/memories",
+            params={"containerTag": "work"},
+            headers={"Authorization": f"Bearer {keyed_store.tokens['worker-spare']}"},
+        )
+    assert refused.status_code == 401
+
+
+def test_a_rollback_and_its_undo(browser: Browser, keyed_store: Seeded) -> None:
+    page = logged_in(browser, keyed_store, "admin")
+    page.goto("/ui/agents/worker")
+    page.get_by_label(re.compile("Roll back")).fill(str(keyed_store.seqs["ticket"]))
+    page.get_by_role("button", name="Roll back").click()
+    rollbacks = page.locator("table.rollbacks tbody tr")
+    expect(rollbacks).to_have_count(1)
+    expect(rollbacks.first).to_contain_text("in force")
+    with keyed_store.client("admin") as admin:
+        assert admin.get(f"/memories/{keyed_store.ids['ticket']}").json()["forgotten"] is True
+    rollbacks.first.get_by_role("button", name="Undo").click()
+    expect(page.locator("table.rollbacks tbody tr").first).to_contain_text("undone")
+    with keyed_store.client("admin") as admin:
+        assert admin.get(f"/memories/{keyed_store.ids['ticket']}").json()["forgotten"] is False
+
+
+def test_a_scoped_key_sees_only_its_own_agent(browser: Browser, keyed_store: Seeded) -> None:
+    page = logged_in(browser, keyed_store, "worker")
+    page.goto("/ui/agents")
+    expect(page).to_have_url(re.compile(r"/ui/agents/worker$"))
+    expect(page.get_by_role("button", name="Quarantine")).to_have_count(0)
+    answer = page.goto("/ui/agents/admin")
+    assert answer is not None and answer.status == 404
+    csrf = page.locator('input[name="csrf"]').first.get_attribute("value") or ""
+    refused = page.request.post("/ui/agents/worker/quarantine", form={"csrf": csrf})
+    assert refused.status == 403
