@@ -10,6 +10,7 @@ from ..runtime import Runtime
 from ..web.sessions import COOKIE, SESSION_TTL, Sessions, session_token
 from .agents import agent_pages
 from .asof import asof_pages
+from .audit import audit_pages
 from .forms import read_form
 from .memories import memory_pages
 from .pages import Pages, see_other
@@ -59,6 +60,7 @@ def ui_routes(app: FastAPI, runtime: Runtime, sessions: Sessions) -> Pages:
         trace_pages(runtime, pages),
         asof_pages(runtime, pages),
         agent_pages(core, pages, runtime.settings.trust_threshold),
+        audit_pages(runtime, pages),
     ):
         app.include_router(part)
     return pages

@@ -85,6 +85,8 @@ def test_a_scoped_key_sees_nothing_of_another_container(
         "/ui/memories?container=home",
         "/ui/traces?container=home",
         "/ui/memories?container=",
+        "/ui/activity",
+        "/ui/audit",
     ):
         answer = page.goto(url)
         assert answer is not None and answer.status in (403, 404), url
@@ -121,6 +123,11 @@ def test_no_page_reaches_another_host_and_each_sends_its_policy(
         f"/ui/traces/{open_store.traces['home']}",
         "/ui/login",
         "/ui/memories/no-such-memory",
+        "/ui/asof?container=home",
+        "/ui/agents",
+        "/ui/agents/local",
+        "/ui/activity",
+        "/ui/audit",
     ]
     for url in urls:
         answer = page.goto(url)

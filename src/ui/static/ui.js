@@ -6,3 +6,38 @@ document.addEventListener("DOMContentLoaded", () => {
     input.addEventListener("change", () => input.form.requestSubmit());
   }
 });
+
+// The activity feed: follow /events (server-sent events) and put each new record on top.
+// EventSource reconnects by itself, sending the last id it saw, so the feed resumes where it
+// stopped; the page never shows more than FEED_MAX rows.
+const FEED_MAX = 500;
+document.addEventListener("DOMContentLoaded", () => {
+  const table = document.querySelector("table[data-live]");
+  if (!table) return;
+  const body = table.tBodies[0];
+  const state = document.getElementById("feed-state");
+  const url = `${table.dataset.live}?since=${encodeURIComponent(table.dataset.since)}`;
+  const source = new EventSource(url);
+  const show = (text, name) => { state.textContent = text; state.dataset.state = name; };
+  source.addEventListener("open", () => show("Live: new records appear at the top.", "live"));
+  source.addEventListener("error", () => show("Connection lost: reconnecting…", "reconnecting"));
+  const add = (message) => {
+    const record = JSON.parse(message.data);
+    const row = document.createElement("tr");
+    row.dataset.seq = String(record.seq);
+    const ids = Object.entries(record.ids).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(", ") : v}`);
+    const cells = [String(record.seq), record.time, record.kind,
+      `${record.actor.agentId} via ${record.actor.protocol}`, ids.join(" ")];
+    cells.forEach((text, i) => {
+      const cell = document.createElement("td");
+      cell.textContent = text;  // text only: nothing from the stream is parsed as HTML
+      if (i === 2) cell.className = "kind";
+      row.appendChild(cell);
+    });
+    const empty = body.querySelector("tr.empty-row");
+    if (empty) empty.remove();
+    body.insertBefore(row, body.firstChild);
+    while (body.rows.length > FEED_MAX) body.deleteRow(body.rows.length - 1);
+  };
+  for (const kind of table.dataset.kinds.split(" ")) source.addEventListener(kind, add);
+});
