@@ -92,6 +92,10 @@ def main() -> None:
                 "erase": f"/ui/memories/{ids['tea']}/erase",
                 "traces": "/ui/traces",
                 "trace": f"/ui/traces/{ids['trace']}",
+                "asof": "/ui/asof?container=user_123&at=3&to=1000000",
+                "agent": "/ui/agents/local",
+                "activity": "/ui/activity",
+                "audit": "/ui/audit",
             }
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(

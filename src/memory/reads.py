@@ -126,26 +126,17 @@ class Reads:
         and how many each status holds under the same filters. A key scoped to containers
         names one of them."""
         caller.reach(container_tag)
-        hidden = self._quarantine.agents()
-        flagged = self._trust.flagged_versions()
-        rows, total = self._memories.browse(
+        rows, counts = self._memories.browse(
             status=status,
             container_tag=container_tag,
             agent_id=agent_id,
             text=text,
-            hidden_agents=hidden,
-            flagged=flagged,
+            hidden_agents=self._quarantine.agents(),
+            flagged=self._trust.flagged_versions(),
             limit=limit,
             offset=offset,
         )
-        counts = self._memories.browse_counts(
-            container_tag=container_tag,
-            agent_id=agent_id,
-            text=text,
-            hidden_agents=hidden,
-            flagged=flagged,
-        )
-        return rows, total, counts
+        return rows, counts[status], counts
 
     def containers(self, caller: Caller) -> list[str]:
         """The containers holding memories that the caller's key reaches."""

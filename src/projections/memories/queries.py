@@ -243,48 +243,40 @@ class MemoryQueries(MemoryAudit):
         flagged: AbstractSet[str] = frozenset(),
         limit: int = 50,
         offset: int = 0,
-    ) -> tuple[list[VersionRow], int]:
-        """A page of versions of one status, newest first, and how many there are:
-        ``live`` the latest of each chain in service, ``superseded`` the versions a later one
-        replaced, ``forgotten`` the latest of forgotten chains, ``flagged`` the latest
-        versions the detector flagged, ``quarantined`` the latest versions of the agents in
-        ``hidden_agents`` (every other status leaves them out). ``text``: a substring of the
-        content, case-insensitive."""
-        where, args = self._browsing(status, container_tag, agent_id, text, hidden_agents, flagged)
+    ) -> tuple[list[VersionRow], dict[str, int]]:
+        """A page of versions of one status, newest first, and how many versions each status
+        holds under the same filters (one pass over them): ``live`` the latest of each chain
+        in service, ``superseded`` the versions a later one replaced, ``forgotten`` the latest
+        of forgotten chains, ``flagged`` the latest versions the detector flagged,
+        ``quarantined`` the latest versions of the agents in ``hidden_agents`` (every other
+        status leaves them out). ``text``: a substring of the content, case-insensitive."""
+        where = ["c.erased = 0"]
+        args: list[object] = []
+        if container_tag is not None:
+            where.append("v.container_tag = ?")
+            args.append(container_tag)
+        if agent_id is not None:
+            where.append("v.agent_id = ?")
+            args.append(agent_id)
+        if text:
+            escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            where.append("v.content LIKE ? ESCAPE '\\'")
+            args.append(f"%{escaped}%")
+        conditions, condition_args = _statuses(hidden_agents, flagged)
+        columns = ", ".join(f"coalesce(sum({conditions[s]}), 0)" for s in BROWSE)
         clause = " AND ".join(where)
         with self._lock:
-            total = self._conn.execute(
-                f"SELECT count(*) {FROM_VERSIONS} WHERE {clause}", args
-            ).fetchone()[0]
+            row = self._conn.execute(
+                f"SELECT {columns} {FROM_VERSIONS} WHERE {clause}",
+                [*(a for s in BROWSE for a in condition_args[s]), *args],
+            ).fetchone()
+        counts: dict[str, int] = {s: int(n) for s, n in zip(BROWSE, row, strict=True)}
         rows = self._versions(
-            f"SELECT {VERSION_COLUMNS} {FROM_VERSIONS} WHERE {clause}"
+            f"SELECT {VERSION_COLUMNS} {FROM_VERSIONS} WHERE {clause} AND {conditions[status]}"
             " ORDER BY v.row_id DESC LIMIT ? OFFSET ?",
-            (*args, limit, offset),
+            (*args, *condition_args[status], limit, offset),
         )
-        return rows, int(total)
-
-    def browse_counts(
-        self,
-        *,
-        container_tag: str | None = None,
-        agent_id: str | None = None,
-        text: str | None = None,
-        hidden_agents: AbstractSet[str] = _NO_AGENTS,
-        flagged: AbstractSet[str] = frozenset(),
-    ) -> dict[str, int]:
-        """How many versions each status of ``browse`` holds, under the same filters."""
-        counts: dict[str, int] = {}
-        for status in BROWSE:
-            where, args = self._browsing(
-                status, container_tag, agent_id, text, hidden_agents, flagged
-            )
-            with self._lock:
-                counts[status] = int(
-                    self._conn.execute(
-                        f"SELECT count(*) {FROM_VERSIONS} WHERE {' AND '.join(where)}", args
-                    ).fetchone()[0]
-                )
-        return counts
+        return rows, counts
 
     def agent_ids(self, container_tag: str | None = None) -> list[str]:
         """The agents that wrote a version (of one container, or of any)."""
@@ -300,46 +292,6 @@ class MemoryQueries(MemoryAudit):
         with self._lock:
             rows = self._conn.execute("SELECT DISTINCT container_tag FROM chains").fetchall()
         return sorted(row[0] for row in rows)
-
-    @staticmethod
-    def _browsing(
-        status: Browse,
-        container_tag: str | None,
-        agent_id: str | None,
-        text: str | None,
-        hidden_agents: AbstractSet[str],
-        flagged: AbstractSet[str],
-    ) -> tuple[list[str], list[object]]:
-        where = ["c.erased = 0"]
-        args: list[object] = []
-        hidden = sorted(hidden_agents)
-        marks = ",".join("?" * len(hidden))
-        if status == "superseded":
-            where.append("v.valid_to IS NOT NULL")
-        else:
-            where.append("v.valid_to IS NULL")
-            where.append("c.forgotten = 1" if status == "forgotten" else "c.forgotten = 0")
-        if status == "quarantined":
-            where.append(f"v.agent_id IN ({marks})" if hidden else "0")
-            args += hidden
-        elif hidden:
-            where.append(f"v.agent_id NOT IN ({marks})")
-            args += hidden
-        if status == "flagged":
-            ids = sorted(flagged)
-            where.append(f"v.version_id IN ({','.join('?' * len(ids))})" if ids else "0")
-            args += ids
-        if container_tag is not None:
-            where.append("v.container_tag = ?")
-            args.append(container_tag)
-        if agent_id is not None:
-            where.append("v.agent_id = ?")
-            args.append(agent_id)
-        if text:
-            escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            where.append("v.content LIKE ? ESCAPE '\\'")
-            args.append(f"%{escaped}%")
-        return where, args
 
     def visible_rows(
         self,
@@ -564,3 +516,30 @@ class MemoryQueries(MemoryAudit):
         with self._lock:
             rows = self._conn.execute(sql, args).fetchall()
         return [decode_version(r) for r in rows]
+
+
+def _statuses(
+    hidden_agents: AbstractSet[str], flagged: AbstractSet[str]
+) -> tuple[dict[str, str], dict[str, list[object]]]:
+    """Each status of ``browse`` as an SQL condition over a version row, and its arguments."""
+    hidden = sorted(hidden_agents)
+    in_hidden = f"v.agent_id IN ({','.join('?' * len(hidden))})" if hidden else "0"
+    ids = sorted(flagged)
+    in_flagged = f"v.version_id IN ({','.join('?' * len(ids))})" if ids else "0"
+    current = "v.valid_to IS NULL"
+    kept = f"NOT ({in_hidden})"
+    conditions = {
+        "live": f"({current} AND c.forgotten = 0 AND {kept})",
+        "superseded": f"(v.valid_to IS NOT NULL AND {kept})",
+        "forgotten": f"({current} AND c.forgotten = 1 AND {kept})",
+        "flagged": f"({current} AND c.forgotten = 0 AND {kept} AND {in_flagged})",
+        "quarantined": f"({current} AND c.forgotten = 0 AND {in_hidden})",
+    }
+    args: dict[str, list[object]] = {
+        "live": [*hidden],
+        "superseded": [*hidden],
+        "forgotten": [*hidden],
+        "flagged": [*hidden, *ids],
+        "quarantined": [*hidden],
+    }
+    return conditions, args
