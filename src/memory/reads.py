@@ -27,7 +27,7 @@ from ..eventlog.events import ProxyTurn
 from ..projections.documents.projection import ChunkRow, DocumentProjection, DocumentRow
 from ..projections.memories.projection import MemoryProjection
 from ..projections.memories.queries import Browse
-from ..projections.memories.rows import ChainView, LinkRow, SplitRow, VersionRow
+from ..projections.memories.rows import ChainView, HistoryRow, LinkRow, SplitRow, VersionRow
 from ..projections.traces import Trace, TraceProjection, TurnTrace
 from ..projections.trust.rows import Carried
 from .agents import Caller
@@ -47,6 +47,7 @@ class ChainRead(msgspec.Struct, frozen=True, kw_only=True):
     split_from: SplitRow | None
     split_into: list[SplitRow]
     quarantined: frozenset[str]
+    history: list[HistoryRow]  # every event folded for it, in log order
 
 
 class Reads:
@@ -89,6 +90,7 @@ class Reads:
             split_from=self._memories.split_from(memory_id),
             split_into=self._memories.split_into(memory_id),
             quarantined=self._quarantine.agents(),
+            history=self._memories.history(memory_id),
         )
 
     def memories(

@@ -95,6 +95,7 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
             carried=carried,
             diff=diff,
             quarantined=read.quarantined,
+            history=read.history,
         )
 
     @router.post("/ui/memories/{memory_id}/forget")

@@ -74,6 +74,8 @@ def test_forget_then_restore(page: Page, open_store: Seeded) -> None:
         assert client.get(f"/memories/{memory_id}").json()["forgotten"] is True
     page.get_by_role("button", name="Restore").click()
     expect(page.locator(".badge.live")).to_have_text("live")
+    kinds = page.locator("table.history tbody tr td.kind")
+    expect(kinds).to_have_text(["memory.written (v1)", "chain.forgotten", "chain.restored"])
     with open_store.client() as client:
         assert client.get(f"/memories/{memory_id}").json()["forgotten"] is False
 

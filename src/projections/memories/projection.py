@@ -23,6 +23,7 @@ from ...eventlog.events import (
     ImportOrigin,
     MemoryDeduplicated,
     MemoryEdited,
+    MemoryFlagged,
     MemoryImported,
     MemoryLinked,
     MemorySplit,
@@ -48,7 +49,8 @@ class MemoryProjection(MemoryQueries):
 
     name = "memories"
     schema = SCHEMA
-    schema_version = 5  # 2: versions.context; 3: links; 4: splits; 5: erasures, profile_history
+    # 2: versions.context; 3: links; 4: splits; 5: erasures, profile_history; 6: chain_events
+    schema_version = 6
     folds = (
         MemoryWritten,
         MemorySplit,
@@ -67,6 +69,7 @@ class MemoryProjection(MemoryQueries):
         VectorsReembedded,
         ReembedCompleted,
         ProfileUpdated,
+        MemoryFlagged,
     )
 
     def __init__(self, path: Path, sealer: Sealer) -> None:
@@ -194,11 +197,17 @@ class MemoryProjection(MemoryQueries):
                     " WHERE memory_id = ?",
                     (record.ts, self._sealer.open_text(event.reason), event.memory_id),
                 )
+                self._note_event(stored, event.memory_id)
             case ChainRestored():
                 self._conn.execute(
                     "UPDATE chains SET forgotten = 0, forgotten_at = NULL,"
                     " forgotten_reason = NULL WHERE memory_id = ?",
                     (event.memory_id,),
+                )
+                self._note_event(stored, event.memory_id)
+            case MemoryFlagged():
+                self._note_event(
+                    stored, event.memory_id, event.version_id, ", ".join(event.reasons)
                 )
             case SubjectErased():
                 return self._erase(event)
@@ -306,6 +315,28 @@ class MemoryProjection(MemoryQueries):
             event.source_memory_id,
             event.source_version_id,
             event.origin,
+        )
+
+    def _note_event(
+        self,
+        stored: StoredRecord,
+        memory_id: str,
+        version_id: str | None = None,
+        detail: str | None = None,
+    ) -> None:
+        record = stored.record
+        self._conn.execute(
+            "INSERT INTO chain_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.seq,
+                memory_id,
+                record.kind,
+                record.ts,
+                record.actor.agent_id,
+                record.actor.protocol,
+                version_id,
+                detail,
+            ),
         )
 
     def _note_split(self, seq: int, memory_id: str, source: str, source_version: str) -> None:

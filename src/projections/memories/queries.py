@@ -17,6 +17,7 @@ from .rows import (
     FROM_VERSIONS,
     VERSION_COLUMNS,
     ChainView,
+    HistoryRow,
     ImportRow,
     LinkRow,
     SplitRow,
@@ -473,6 +474,45 @@ class MemoryQueries(MemoryAudit):
                 (*row_ids, *row_ids),
             ).fetchall()
         return [(newer, older) for newer, older in rows]
+
+    def history(self, memory_id: str) -> list[HistoryRow]:
+        """Every event the projection folded for a chain, in log order: the events that made
+        its versions, the writes deduplicated into it, its links both ways, the chains split
+        out of it, its forgets, restores and flags."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT row_id, valid_from, kind, agent_id, protocol, version, NULL, NULL"
+                " FROM versions WHERE memory_id = ?1"
+                " UNION ALL SELECT seq, at, 'memory.deduplicated', agent_id, protocol, NULL,"
+                " NULL, NULL FROM dedups WHERE memory_id = ?1"
+                " UNION ALL SELECT l.seq, l.at, 'memory.linked', v.agent_id, v.protocol, NULL,"
+                " l.target_memory_id, l.reason FROM links l"
+                " LEFT JOIN versions v ON v.version_id = l.version_id WHERE l.memory_id = ?1"
+                " UNION ALL SELECT l.seq, l.at, 'memory.linked', v.agent_id, v.protocol, NULL,"
+                " l.memory_id, l.reason FROM links l"
+                " LEFT JOIN versions v ON v.version_id = l.version_id"
+                " WHERE l.target_memory_id = ?1"
+                " UNION ALL SELECT s.seq, v.valid_from, 'memory.split', v.agent_id, v.protocol,"
+                " NULL, s.memory_id, NULL FROM splits s"
+                " LEFT JOIN versions v ON v.row_id = s.seq WHERE s.source_memory_id = ?1"
+                " UNION ALL SELECT seq, at, kind, agent_id, protocol, NULL, NULL, detail"
+                " FROM chain_events WHERE memory_id = ?1"
+                " ORDER BY 1",
+                (memory_id,),
+            ).fetchall()
+        return [
+            HistoryRow(
+                seq=r[0],
+                at=r[1] or 0,
+                kind=r[2],
+                agent_id=r[3],
+                protocol=r[4],
+                version=r[5],
+                other_memory_id=r[6],
+                detail=r[7],
+            )
+            for r in rows
+        ]
 
     def links_of(self, memory_id: str) -> list[LinkRow]:
         """The links from and to a chain, oldest first."""

@@ -128,7 +128,33 @@ CREATE TABLE IF NOT EXISTS dedups (
     agent_id TEXT NOT NULL,
     protocol TEXT NOT NULL
 );
+-- Forgets, restores and flags of a chain: with its versions, links, splits and dedups, its
+-- whole history. No text (a forget's reason is the chain's own column).
+CREATE TABLE IF NOT EXISTS chain_events (
+    seq INTEGER PRIMARY KEY,
+    memory_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    agent_id TEXT NOT NULL,
+    protocol TEXT NOT NULL,
+    version_id TEXT,
+    detail TEXT
+);
+CREATE INDEX IF NOT EXISTS chain_events_by_memory ON chain_events(memory_id);
 """
+
+
+class HistoryRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One event in a chain's history, as the projection folded it."""
+
+    seq: int
+    at: int
+    kind: str  # the event's kind: memory.written, memory.linked, chain.forgotten, ...
+    agent_id: str | None
+    protocol: str | None
+    version: int | None = None  # the version it made, for the events that make one
+    other_memory_id: str | None = None  # the chain a link or a split names
+    detail: str | None = None  # a link's reason code, a flag's reasons
 
 
 class VersionRow(msgspec.Struct, frozen=True, kw_only=True):
