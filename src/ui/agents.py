@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..errors import InvalidInput, NotFound
 from ..memory import Caller, Core, SignalRow
-from ..memory.agents import check_agent_name
+from ..memory.agents import AGENT_NAME, check_agent_name
 from .forms import read_form
 from .pages import Pages, see_other
 
@@ -29,9 +29,12 @@ def agent_pages(core: Core, pages: Pages, threshold: float) -> APIRouter:
     every_key = core.agents.keys  # every key ever made, revoked ones included
 
     def visible(caller: Caller, agent_id: str) -> None:
-        """A scoped key sees only its own agent; anyone else, as if it did not exist."""
-        check_agent_name(agent_id)
-        if caller.scoped and caller.agent_id != agent_id:
+        """A scoped key sees only its own agent; anyone else, as if it did not exist. (The
+        server's own agents, the user among them, have pages too: only their levers are
+        refused.)"""
+        if AGENT_NAME.fullmatch(agent_id) is None or (
+            caller.scoped and caller.agent_id != agent_id
+        ):
             raise NotFound(f"no agent {agent_id!r}")
 
     @router.get("/ui/agents")
