@@ -23,6 +23,7 @@ from ..runtime import Runtime
 from .pages import Pages
 
 MAX_CHANGES = 500  # changes a diff page lists, newest last
+SHOWN = 200  # memories a page lists of each instant's belief
 
 
 def asof_pages(runtime: Runtime, pages: Pages) -> APIRouter:
@@ -35,6 +36,7 @@ def asof_pages(runtime: Runtime, pages: Pages) -> APIRouter:
         container: Annotated[str | None, Query(max_length=256)] = None,
         at: Annotated[int | None, Query(ge=0, le=2**63 - 1)] = None,
         to: Annotated[str | None, Query(max_length=20)] = None,
+        page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     ) -> Response:
         caller = pages.caller(request)
         other = _position(to)
@@ -64,6 +66,11 @@ def asof_pages(runtime: Runtime, pages: Pages) -> APIRouter:
             to=other,
             belief=belief,
             later=later,
+            page=page,
+            shown=slice((page - 1) * SHOWN, page * SHOWN),
+            pages=max(
+                1, -(-max(len(belief.memories), len(later.memories) if later else 0) // SHOWN)
+            ),
             changes=None if changes is None else changes[-MAX_CHANGES:],
             more=0 if changes is None else max(0, len(changes) - MAX_CHANGES),
         )

@@ -77,6 +77,10 @@ def test_a_scoped_key_sees_nothing_of_another_container(
     visited.append(page.content())
     page.goto(f"/ui/traces/{keyed_store.traces['work']}")
     visited.append(page.content())
+    for own in ("/ui/asof", f"/ui/asof?container=work&at=0&to={10**6}", "/ui/agents"):
+        page.goto(own)
+        visited.append(page.content())
+    expect(page.get_by_role("heading", name="worker")).to_be_visible()
     # Another container's pages, by their URLs: as if they did not exist.
     for url in (
         f"/ui/memories/{keyed_store.ids['porto']}",
@@ -87,6 +91,8 @@ def test_a_scoped_key_sees_nothing_of_another_container(
         "/ui/memories?container=",
         "/ui/activity",
         "/ui/audit",
+        "/ui/asof?container=home",
+        "/ui/agents/admin",
     ):
         answer = page.goto(url)
         assert answer is not None and answer.status in (403, 404), url
