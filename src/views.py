@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from .clock import iso
-from .eventlog.events import InjectedSource
+from .eventlog.events import InjectedSource, ProxyTurn
 from .memory import (
     MEMORY_RENDERERS,
     Caller,
@@ -286,6 +286,30 @@ def erasure_json(erased: ErasureReceipt) -> dict[str, object]:
             "recalls": receipt.recalls,
             "turns": receipt.turns,
         },
+    }
+
+
+def turn_summary(
+    seq: int, at: int, turn: ProxyTurn, agent_id: str, protocol: str
+) -> dict[str, object]:
+    """A proxied turn, as ``GET /inspect`` and the dashboard list it."""
+    return {
+        "traceId": turn.turn_id,
+        "type": "turn",
+        "seq": seq,
+        "at": iso(at),
+        "origin": "proxy",
+        "containerTag": turn.container_tag,
+        "model": turn.model,
+        "streamed": turn.stream,
+        "memoryRound": turn.memory_round,
+        "results": turn.results,
+        "degraded": turn.degraded,
+        "latencyMs": turn.latency_ms,
+        "agentId": agent_id,
+        "protocol": protocol,
+        "status": turn.outcome,
+        "httpStatus": turn.status,
     }
 
 

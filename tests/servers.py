@@ -109,3 +109,19 @@ def settled_head(client: httpx.Client) -> int:
     client.get("/inspect", params={"limit": 1})
     head: int = client.get("/health").json()["log"]["head"]
     return head
+
+
+def add_key(
+    data_dir: Path, agent: str, *containers: str, admin: bool = False, embedder: str = "quality"
+) -> str:
+    """``mnemolog keys add`` on a stopped store: the new key (printed once, never to stderr)."""
+    args = [MNEMOLOG, "keys", "add", agent, "--data-dir", str(data_dir)]
+    if admin:
+        args.append("--admin")
+    for tag in containers:
+        args += ["--container", tag]
+    env = {**os.environ, "MNEMOLOG_EMBEDDER": embedder}
+    done = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
+    token = done.stdout.strip()
+    assert token.startswith("mnl_") and token not in done.stderr
+    return token

@@ -8,10 +8,8 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from ..clock import iso
-from ..eventlog.events import ProxyTurn
 from ..runtime import Runtime
-from ..views import trace_json, trace_summary, turn_json
+from ..views import trace_json, trace_summary, turn_json, turn_summary
 from ..web.caller import caller_in
 
 
@@ -51,7 +49,7 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
             ]
         if kind != "recall" and origin in (None, "proxy"):
             found += [
-                (seq, _turn_summary(seq, at, turn, agent, protocol))
+                (seq, turn_summary(seq, at, turn, agent, protocol))
                 for seq, at, turn, agent, protocol in core.reads.turns(
                     caller, container_tag=container_tag, before_seq=before, limit=limit
                 )
@@ -68,26 +66,3 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
         return JSONResponse(trace_json(core, core.reads.trace(trace_id, caller)))
 
     return router
-
-
-def _turn_summary(
-    seq: int, at: int, turn: ProxyTurn, agent_id: str, protocol: str
-) -> dict[str, object]:
-    return {
-        "traceId": turn.turn_id,
-        "type": "turn",
-        "seq": seq,
-        "at": iso(at),
-        "origin": "proxy",
-        "containerTag": turn.container_tag,
-        "model": turn.model,
-        "streamed": turn.stream,
-        "memoryRound": turn.memory_round,
-        "results": turn.results,
-        "degraded": turn.degraded,
-        "latencyMs": turn.latency_ms,
-        "agentId": agent_id,
-        "protocol": protocol,
-        "status": turn.outcome,
-        "httpStatus": turn.status,
-    }

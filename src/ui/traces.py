@@ -14,12 +14,11 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from ..clock import iso
 from ..eventlog.scratch import scratch_root
 from ..memory import Core, trust_params
 from ..replay.fidelity import TraceCheck, check_traces
 from ..runtime import Runtime
-from ..views import trace_json, trace_summary, turn_json
+from ..views import trace_json, trace_summary, turn_json, turn_summary
 from .forms import read_form
 from .pages import Pages
 
@@ -42,26 +41,12 @@ def trace_pages(runtime: Runtime, pages: Pages) -> APIRouter:
             (t.seq, trace_summary(t))
             for t in core.reads.traces(caller, container_tag=tag, before_seq=before, limit=PAGE)
         ]
-        for seq, at, turn, agent, _ in core.reads.turns(
-            caller, container_tag=tag, before_seq=before, limit=PAGE
-        ):
-            found.append(
-                (
-                    seq,
-                    {
-                        "traceId": turn.turn_id,
-                        "type": "turn",
-                        "seq": seq,
-                        "at": iso(at),
-                        "containerTag": turn.container_tag,
-                        "model": turn.model,
-                        "results": turn.results,
-                        "latencyMs": turn.latency_ms,
-                        "agentId": agent,
-                        "status": turn.outcome,
-                    },
-                )
+        found += [
+            (seq, turn_summary(seq, at, turn, agent, protocol))
+            for seq, at, turn, agent, protocol in core.reads.turns(
+                caller, container_tag=tag, before_seq=before, limit=PAGE
             )
+        ]
         found.sort(key=lambda item: -item[0])
         shown = [summary for _, summary in found[:PAGE]]
         older = found[PAGE - 1][0] if len(found) > PAGE else None  # the next page's `before`

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..servers import MNEMOLOG, free_port, settled_head, wait_healthy
+from ..servers import MNEMOLOG, add_key, free_port, settled_head, wait_healthy
 
 ENV = {**os.environ, "MNEMOLOG_EMBEDDER": "quality"}
 
@@ -32,18 +32,6 @@ class Store:
     def head(self) -> int:
         with self.client("admin") as admin:
             return settled_head(admin)
-
-
-def add_key(data_dir: Path, agent: str, *containers: str, admin: bool = False) -> str:
-    args = [MNEMOLOG, "keys", "add", agent, "--data-dir", str(data_dir)]
-    if admin:
-        args.append("--admin")
-    for tag in containers:
-        args += ["--container", tag]
-    done = subprocess.run(args, capture_output=True, text=True, env=ENV, check=True)
-    token = done.stdout.strip()
-    assert token.startswith("mnl_") and token not in done.stderr
-    return token
 
 
 @pytest.fixture(scope="module")

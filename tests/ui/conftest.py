@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from ..servers import MNEMOLOG, mnemolog_server, settled_head
+from ..servers import add_key, mnemolog_server, settled_head
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("MNEMOLOG_UI_ARTIFACTS", ROOT / "build" / "ui-artifacts"))
@@ -109,26 +108,14 @@ def open_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
         yield store
 
 
-def add_key(data_dir: Path, agent: str, *containers: str, admin: bool = False) -> str:
-    args = [MNEMOLOG, "keys", "add", agent, "--data-dir", str(data_dir)]
-    if admin:
-        args.append("--admin")
-    for tag in containers:
-        args += ["--container", tag]
-    done = subprocess.run(
-        args, capture_output=True, text=True, env={**os.environ, **ENV}, check=True
-    )
-    return done.stdout.strip()
-
-
 @pytest.fixture(scope="module")
 def keyed_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
     """A store with keys: an admin, and an agent that reaches only ``work``."""
     data_dir = tmp_path_factory.mktemp("ui-keyed") / "data"
     tokens = {
-        "admin": add_key(data_dir, "admin", admin=True),
-        "worker": add_key(data_dir, "worker", "work"),
-        "worker-spare": add_key(data_dir, "worker", "work"),
+        "admin": add_key(data_dir, "admin", admin=True, embedder="fast"),
+        "worker": add_key(data_dir, "worker", "work", embedder="fast"),
+        "worker-spare": add_key(data_dir, "worker", "work", embedder="fast"),
     }
     with mnemolog_server(data_dir, ENV) as (base_url, _):
         store = Seeded(base_url, data_dir, tokens=tokens)
