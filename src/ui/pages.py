@@ -8,7 +8,7 @@ allows this server's own stylesheet and script and nothing else: no inline scrip
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from urllib.parse import urlencode
 
@@ -57,7 +57,7 @@ def query(base: str, params: Mapping[str, object | None], **changes: object | No
 
 
 class Pages:
-    def __init__(self, sessions: Sessions, *, keys_live: object) -> None:
+    def __init__(self, sessions: Sessions, *, keys_live: Callable[[], bool]) -> None:
         self.sessions = sessions
         self._keys_live = keys_live
         self._env = Environment(
@@ -80,6 +80,7 @@ class Pages:
             caller=caller,
             csrf=self.sessions.csrf(token),
             logged_in=token is not None and self.sessions.caller(token) is not None,
+            keys_live=self._keys_live(),
             path=request.url.path,
             **context,
         )
