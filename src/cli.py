@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, BinaryIO, ClassVar
 import click
 import msgspec
 
+from .banner import banner
 from .cli_options import data_dir_option, setting_help
 from .errors import CorruptLog, DataDirLocked, EmbedderError, InvalidInput, StorageError
 from .serving import remove_address, write_address
@@ -111,6 +112,9 @@ def serve(
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
     write_address(settings.data_dir, settings.host, settings.port)
+    live = len(runtime.core.agents.live_keys())
+    identity = runtime.core.embedder.identity
+    click.echo(banner(settings, embedder=identity.name, live_keys=live), err=True)
     try:
         uvicorn.run(
             create_app(runtime),

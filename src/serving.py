@@ -24,12 +24,16 @@ class Serving(msgspec.Struct, frozen=True):
     pid: int
 
 
-def write_address(data_dir: Path, host: str, port: int) -> None:
+def base_url(host: str, port: int) -> str:
+    """The URL a client on this machine reaches a server bound to ``host``:``port`` at."""
     host = _ANY.get(host, host)
-    shown = f"[{host}]" if ":" in host else host
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def write_address(data_dir: Path, host: str, port: int) -> None:
     path = data_dir / FILE
     tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(msgspec.json.encode(Serving(url=f"http://{shown}:{port}", pid=os.getpid())))
+    tmp.write_bytes(msgspec.json.encode(Serving(url=base_url(host, port), pid=os.getpid())))
     tmp.chmod(0o600)
     tmp.replace(path)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from mnemolog.eventlog.datadir import log_dir
 from mnemolog.eventlog.record import seq_key
 
 from .factories import signal_draft
+from .servers import MNEMOLOG, free_port, wait_healthy
 
 
 @pytest.fixture
@@ -92,3 +94,31 @@ def test_verify_log_does_not_import_the_server(data_dir: Path) -> None:
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ok: 3 records")
+
+
+def test_serve_says_where_everything_is(tmp_path: Path) -> None:
+    """The start-up block names the data dir's absolute path, the embedder, the auth state and
+    every door's URL on the port the server took, before it takes requests."""
+    port = free_port()
+    relative = Path(os.path.relpath(tmp_path / "store", Path.cwd()))
+    server = subprocess.Popen(
+        [MNEMOLOG, "serve", "--data-dir", str(relative), "--port", str(port)],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "MNEMOLOG_EMBEDDER": "fast"},
+    )
+    try:
+        assert server.stderr is not None
+        said = [server.stderr.readline() for _ in range(8)]
+        wait_healthy(f"http://127.0.0.1:{port}", server)
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)  # reads the rest of stderr, and closes it
+    text = "".join(said)
+    assert said[0].startswith("mnemolog ")
+    assert f"data dir    {(tmp_path / 'store').resolve()}\n" in text
+    assert "embedder    fast tier: " in text
+    assert "auth        none: open to callers on this machine" in text
+    for door in ("/ui", "/v1", "/mcp", "/docs"):
+        assert f"http://127.0.0.1:{port}{door}" in text

@@ -7,7 +7,7 @@
     memory       the domain                       -> projections, embedding, eventlog, foundation
     web          what the HTTP shells share       -> memory, embedding, eventlog, foundation
     shells       api, proxy, replay, portability, audit, mcp_server, runtime, cli, keys_cli,
-                 reembed_cli, erase_cli, cli_options, serving, views, ui
+                 reembed_cli, erase_cli, cli_options, serving, banner, views, ui
                  -> memory, embedding, eventlog, web, foundation, each other; never a projection
 
 Every import in ``src/`` is read with ``ast`` (also those inside functions and under
@@ -42,6 +42,7 @@ SHELLS = {
     "serving",
     "views",
     "ui",
+    "banner",
 }
 BELOW: dict[str, set[str]] = {
     "foundation": set(),

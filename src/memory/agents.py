@@ -143,6 +143,10 @@ class Agents:
     def keys(self) -> list[KeyRow]:
         return self._projection.keys()
 
+    def live_keys(self) -> list[KeyRow]:
+        """The keys that open the door now."""
+        return [k for k in self.keys() if k.revoked_at is None]
+
     def admits(self, caller: object) -> bool:
         """Whether a caller let in earlier still would be: its key is live, or, for a caller
         let in without one, no key is required yet."""
