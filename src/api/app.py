@@ -29,6 +29,7 @@ from .inspect import inspect_routes
 from .openapi import with_bodies
 from .oversight_routes import oversight_routes
 from .portability_routes import portability_routes
+from .reference import serve_reference
 from .routes import HotEndpoints, memory_routes
 
 API_THREADS = 64
@@ -58,8 +59,14 @@ def create_app(runtime: Runtime) -> HostGuard:
         runtime.close()
 
     app = FastAPI(
-        title="mnemolog", version=__version__, openapi_url="/openapi.json", lifespan=lifespan
+        title="mnemolog",
+        version=__version__,
+        openapi_url="/openapi.json",
+        docs_url=None,  # served offline by reference.py
+        redoc_url=None,
+        lifespan=lifespan,
     )
+    serve_reference(app)
     sessions = Sessions()
     pages = ui_routes(app, runtime, sessions)
     install_error_handlers(app, html=partial(error_page, pages))

@@ -29,7 +29,7 @@ OPEN = frozenset(
 )
 OPEN_PREFIX = "/ui/static/"
 # A page a person opens in a browser: without a key, it is sent to the login page, not a 401.
-PAGES = ("/ui", "/ui/")
+PAGES = ("/ui", "/ui/", "/docs")
 
 
 def is_open(method: str, path: str) -> bool:

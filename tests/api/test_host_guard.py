@@ -37,7 +37,6 @@ ALLOWED_ORIGINS = "https://ui.test"
 # the docs, an unknown path).
 EXTRA_ROUTES = [
     ("GET", "/docs"),
-    ("GET", "/redoc"),
     ("GET", "/openapi.json"),
     ("GET", "/health"),
     ("POST", "/v1/chat/completions"),

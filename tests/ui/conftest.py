@@ -31,7 +31,9 @@ def chromium_path() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: Playwright's sync API holds an event loop in this thread while
+# it runs, and a test of another module calling asyncio.run must not find it there.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(
