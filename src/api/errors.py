@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -20,6 +21,21 @@ def error_response(status: int, code: str, message: str) -> JSONResponse:
 
 # A dashboard page's failure, shown as a page (``ui/``); every other path gets the JSON body.
 HtmlError = Callable[[Request, int, str, str], Response]
+
+
+def validation_message(errors: Sequence[Any]) -> str:
+    """FastAPI's validation errors as a person reads them: ``query parameter limit: Input
+    should be less than or equal to 500``, one clause per error."""
+    parts = []
+    for error in errors:
+        where = [str(part) for part in error.get("loc", ())]
+        place = {"query": "query parameter", "path": "path parameter", "header": "header"}
+        if where and where[0] in place:
+            name = f"{place[where[0]]} {'.'.join(where[1:])}"
+        else:
+            name = ".".join(where) or "request"
+        parts.append(f"{name}: {error.get('msg', 'invalid')}")
+    return "; ".join(parts)
 
 
 def install_error_handlers(app: FastAPI, html: HtmlError | None = None) -> None:
@@ -39,7 +55,7 @@ def install_error_handlers(app: FastAPI, html: HtmlError | None = None) -> None:
 
     async def validation_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        return answer(request, 400, "invalid_input", str(exc.errors()))
+        return answer(request, 400, "invalid_input", validation_message(exc.errors()))
 
     app.add_exception_handler(MnemologError, mnemolog_error)
     app.add_exception_handler(HTTPException, http_error)

@@ -435,3 +435,20 @@ def test_every_recall_of_this_module_is_reproduced_by_replay(
     assert report["differs"] == 0
     assert isinstance(report["exact"], int) and report["exact"] >= 3
     assert report["fidelity"] == 1.0
+
+
+def test_a_bad_query_parameter_is_named_in_plain_words(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, _ = server
+    refused = client.get("/memories", params={"limit": "9999"})
+    assert refused.status_code == 400
+    assert refused.json()["error"] == {
+        "code": "invalid_input",
+        "message": "query parameter limit: Input should be less than or equal to 500",
+    }
+    refused = client.get("/documents", params={"offset": "minus one"})
+    assert refused.json()["error"]["message"] == (
+        "query parameter offset: Input should be a valid integer, unable to parse string as an"
+        " integer"
+    )
