@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from functools import partial
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from .. import __version__
@@ -29,6 +29,7 @@ from .inspect import inspect_routes
 from .openapi import with_bodies
 from .oversight_routes import oversight_routes
 from .portability_routes import portability_routes
+from .query import known_query_only
 from .reference import serve_reference
 from .routes import HotEndpoints, memory_routes
 
@@ -65,6 +66,7 @@ def create_app(runtime: Runtime) -> HostGuard:
         docs_url=None,  # served offline by reference.py
         redoc_url=None,
         lifespan=lifespan,
+        dependencies=[Depends(known_query_only)],
     )
     serve_reference(app)
     sessions = Sessions()

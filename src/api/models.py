@@ -9,7 +9,8 @@ import msgspec
 from ..clock import iso, parse_as_of_instant
 from ..memory import DocumentRow
 
-Content = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000)]
+# Some text that is not only whitespace (a blank memory is refused, never stored).
+Content = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000, pattern=r"\S")]
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 
 

@@ -16,7 +16,7 @@ from mnemolog.eventlog import LmdbEventLog
 from mnemolog.eventlog.datadir import log_dir
 from mnemolog.eventlog.events import RecallPerformed
 
-from ..servers import MNEMOLOG, mnemolog_server, replayed_traces
+from ..servers import MNEMOLOG, mnemolog_server, replayed_traces, settled_head
 
 
 @pytest.fixture(scope="module")
@@ -452,3 +452,24 @@ def test_a_bad_query_parameter_is_named_in_plain_words(
         "query parameter offset: Input should be a valid integer, unable to parse string as an"
         " integer"
     )
+
+
+def test_an_unknown_query_parameter_is_refused(server: tuple[httpx.Client, Path]) -> None:
+    client, _ = server
+    refused = client.get("/memories", params={"q": "Alice"})
+    assert refused.status_code == 400
+    message = refused.json()["error"]["message"]
+    assert message.startswith("unknown query parameter 'q': this route takes ")
+    assert "containerTag" in message and "limit" in message
+    assert client.get("/memories", params={"limit": "5"}).status_code == 200
+
+
+def test_a_blank_memory_is_refused(server: tuple[httpx.Client, Path]) -> None:
+    client, _ = server
+    before = settled_head(client)
+    refused = client.post(
+        "/memories", json={"containerTag": "u-blank", "memories": [{"content": " \n\t "}]}
+    )
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == "invalid_input"
+    assert settled_head(client) == before

@@ -1,0 +1,34 @@
+"""Query parameters a route does not take are refused, as unknown body fields are.
+
+``GET /memories?q=Alice`` listed every memory: ``q`` is not one of its parameters, and was
+ignored. A parameter a route does not declare is now a 400 naming it and the ones it takes.
+"""
+
+from __future__ import annotations
+
+from fastapi import Request
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
+
+from ..errors import InvalidInput
+
+
+def known_query_only(request: Request) -> None:
+    """A dependency of every API route (the dashboard's pages take what a browser sends)."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute) or request.url.path.startswith("/ui"):
+        return
+    taken = _query_names(route.dependant)
+    unknown = sorted(set(request.query_params) - taken)
+    if unknown:
+        names = ", ".join(repr(name) for name in unknown)
+        accepted = ", ".join(sorted(taken)) or "none"
+        raise InvalidInput(f"unknown query parameter {names}: this route takes {accepted}")
+
+
+def _query_names(dependant: Dependant) -> set[str]:
+    """The query parameters a route takes, its dependencies' included."""
+    names = {param.alias for param in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _query_names(sub)
+    return names
