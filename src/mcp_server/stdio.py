@@ -40,11 +40,32 @@ T = TypeVar("T")
 
 
 class ServerUnreachable(Exception):
-    """The data dir is locked, and no server answers at the address to relay to."""
+    """The data dir is locked, and the server at the address to relay to cannot be used: none
+    answers there, or it refused the relay (``why``)."""
 
-    def __init__(self, locked: DataDirLocked, url: str) -> None:
-        super().__init__(f"{locked}; and no mnemolog server answers at {url}")
+    def __init__(self, locked: DataDirLocked, url: str, why: str | None = None) -> None:
+        if why is None:
+            super().__init__(f"{locked}; and no mnemolog server answers at {url}")
+        else:
+            super().__init__(f"{locked}; a mnemolog server answers at {url}, but {why}")
         self.url = url
+
+
+async def refusal(url: str, key: str | None) -> str | None:
+    """Why the server at ``url`` would not relay, when it answers at all (None: it does not):
+    read off its ``/health``, which stays open whatever its keys."""
+    health = url.rsplit("/mcp", 1)[0] + "/health"
+    try:
+        async with httpx2.AsyncClient(timeout=5.0) as client:
+            answer = await client.get(health)
+        auth = answer.json().get("auth")
+    except (httpx2.HTTPError, ValueError, AttributeError):
+        return None
+    if auth == "required" and key is None:
+        return "it needs an API key: set MNEMOLOG_MCP_API_KEY to one (mnemolog keys add NAME)"
+    if auth == "required":
+        return "it refused the key in MNEMOLOG_MCP_API_KEY (revoked, or another store's)"
+    return "its MCP endpoint did not accept the connection"
 
 
 def server_url(settings: Settings) -> str:
@@ -125,7 +146,7 @@ async def _remote(url: str, locked: DataDirLocked, key: str | None) -> AsyncIter
         try:
             await remote.__aenter__()
         except Exception as exc:
-            raise ServerUnreachable(locked, url) from exc
+            raise ServerUnreachable(locked, url, await refusal(url, key)) from exc
         # Entered by hand, to tell a failed connection from a failure after it; so exited by
         # hand, in the same task and scope it was entered in.
         try:

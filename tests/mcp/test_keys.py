@@ -4,6 +4,8 @@ through any tool or resource; ``mnemolog mcp`` relays with ``MNEMOLOG_MCP_API_KE
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from mnemolog.eventlog import Actor
 
+from ..servers import MNEMOLOG
 from .conftest import Served, ok, refused, serve, session, stdio_params
 
 ADMIN = Actor(agent_id="local", protocol="cli")
@@ -161,3 +164,30 @@ def test_a_session_open_when_its_key_is_revoked_is_refused_from_the_next_call(
     # outlive its key.
     assert isinstance(seen["after"], MCPError)
     assert served.head() == seen["before"]
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [
+        (None, "it needs an API key: set MNEMOLOG_MCP_API_KEY"),
+        ("mnl_0123456789abcdef_" + "A" * 43, "it refused the key in MNEMOLOG_MCP_API_KEY"),
+    ],
+)
+def test_a_relay_the_server_refuses_says_which_key_to_set(
+    keyed: tuple[Served, dict[str, str]], key: str | None, said: str
+) -> None:
+    served, _ = keyed
+    env = {k: v for k, v in os.environ.items() if k != "MNEMOLOG_MCP_API_KEY"}
+    if key is not None:
+        env["MNEMOLOG_MCP_API_KEY"] = key
+    done = subprocess.run(
+        [MNEMOLOG, "mcp", "--data-dir", str(served.data_dir), "--port", str(served.port)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 3 and done.stdout == ""
+    assert f"a mnemolog server answers at {served.mcp_url}, but {said}" in done.stderr
