@@ -21,7 +21,7 @@ import msgspec
 from .banner import banner
 from .cli_options import data_dir_option, setting_help
 from .errors import CorruptLog, DataDirLocked, EmbedderError, InvalidInput, StorageError
-from .serving import remove_address, write_address
+from .serving import port_taken, remove_address, write_address
 from .settings import Settings
 from .settings_env import settings_from_env
 
@@ -97,6 +97,14 @@ def serve(
 
     from .api import create_app
 
+    busy = port_taken(settings.host, settings.port)
+    if busy is not None:  # said before the store is opened (a first start may take a minute)
+        click.echo(
+            f"mnemolog: cannot listen on {settings.host}:{settings.port} ({busy}): pick another"
+            " port with --port or MNEMOLOG_PORT",
+            err=True,
+        )
+        sys.exit(EXIT_USAGE)
     runtime = _open_runtime(settings)
     remote = settings.host not in LOOPBACK_HOSTS
     if remote and not runtime.core.agents.required and not insecure_no_keys:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 from pathlib import Path
 
 import msgspec
@@ -63,3 +64,16 @@ def read_address(data_dir: Path) -> str | None:
     except PermissionError:
         pass  # alive, another user's
     return serving.url
+
+
+def port_taken(host: str, port: int) -> str | None:
+    """Why ``host``:``port`` cannot be listened on (another process holds it, say), or None.
+    Bound with ``SO_REUSEADDR`` as uvicorn binds, so a port left in TIME_WAIT reads as free."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -122,3 +123,21 @@ def test_serve_says_where_everything_is(tmp_path: Path) -> None:
     assert "auth        none: open to callers on this machine" in text
     for door in ("/ui", "/v1", "/mcp", "/docs"):
         assert f"http://127.0.0.1:{port}{door}" in text
+
+
+def test_serve_on_a_port_in_use_says_how_to_pick_another(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = subprocess.run(
+            [MNEMOLOG, "serve", "--data-dir", str(tmp_path / "data"), "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "--port or MNEMOLOG_PORT" in done.stderr
+    assert not (tmp_path / "data").exists()  # refused before the store was made

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -38,6 +39,13 @@ class Upstream:
     def configured(self) -> bool:
         return bool(self.base_url)
 
+    @property
+    def shown(self) -> str:
+        """The base URL as an error may name it: without any credentials written into it."""
+        parts = urlsplit(self.base_url)
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
     def _http(self) -> httpx.AsyncClient:
         if not self.base_url:
             raise UpstreamNotConfigured("no upstream is configured: set MNEMOLOG_UPSTREAM_BASE_URL")
@@ -60,10 +68,8 @@ class Upstream:
                 content=body,
                 headers={**self._headers, "content-type": "application/json"},
             )
-        except httpx.TimeoutException as exc:
-            raise UpstreamTimeout(f"the upstream did not answer in time ({_kind(exc)})") from exc
         except httpx.HTTPError as exc:
-            raise UpstreamFailed(f"the upstream cannot be reached: {_kind(exc)}") from exc
+            raise self._unreachable(exc) from exc
 
     @asynccontextmanager
     async def stream_chat(self, body: bytes) -> AsyncIterator[httpx.Response]:
@@ -82,10 +88,8 @@ class Upstream:
         )
         try:
             response = await client.send(request, stream=True)
-        except httpx.TimeoutException as exc:
-            raise UpstreamTimeout(f"the upstream did not answer in time ({_kind(exc)})") from exc
         except httpx.HTTPError as exc:
-            raise UpstreamFailed(f"the upstream cannot be reached: {_kind(exc)}") from exc
+            raise self._unreachable(exc) from exc
         try:
             yield response
         finally:
@@ -94,10 +98,16 @@ class Upstream:
     async def get_models(self) -> httpx.Response:
         try:
             return await self._http().get(f"{self.base_url}/models", headers=self._headers)
-        except httpx.TimeoutException as exc:
-            raise UpstreamTimeout(f"the upstream did not answer in time ({_kind(exc)})") from exc
         except httpx.HTTPError as exc:
-            raise UpstreamFailed(f"the upstream cannot be reached: {_kind(exc)}") from exc
+            raise self._unreachable(exc) from exc
+
+    def _unreachable(self, exc: httpx.HTTPError) -> UpstreamFailed | UpstreamTimeout:
+        """A transport failure, naming the upstream it was trying to reach."""
+        if isinstance(exc, httpx.TimeoutException):
+            return UpstreamTimeout(
+                f"the upstream at {self.shown} did not answer in time ({_kind(exc)})"
+            )
+        return UpstreamFailed(f"the upstream at {self.shown} cannot be reached: {_kind(exc)}")
 
     async def aclose(self) -> None:
         if self._client is not None:

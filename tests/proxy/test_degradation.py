@@ -148,12 +148,17 @@ def test_an_unreachable_upstream_is_a_502(tmp_path: Path) -> None:
     from ..servers import free_port
 
     upstream = ScriptedUpstream()
-    dead = (upstream, f"http://127.0.0.1:{free_port()}")
+    port = free_port()
+    # Credentials written into the URL are never repeated in an error.
+    dead = (upstream, f"http://user:secret@127.0.0.1:{port}")
     for proxy in start_proxy(tmp_path / "data", dead):
         with pytest.raises(openai.APIStatusError) as caught:
             ask(proxy, stream=False)
         assert caught.value.status_code == 502
-        assert caught.value.response.json()["error"]["code"] == "upstream_error"
+        error = caught.value.response.json()["error"]
+        assert error["code"] == "upstream_error"
+        assert f"the upstream at http://127.0.0.1:{port}/v1 cannot be reached" in error["message"]
+        assert "secret" not in error["message"]
         models = httpx.get(f"{proxy.v1}/models")
         assert models.status_code == 502
 
