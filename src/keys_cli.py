@@ -30,7 +30,9 @@ EXIT_LOCKED = 3
 _data_dir = data_dir_option
 
 
-class Listed(msgspec.Struct, frozen=True, kw_only=True):
+class Listed(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """One key as `keys list --json` prints it: camelCase, as the API answers."""
+
     key_id: str
     agent_id: str
     containers: list[str] | None

@@ -5,6 +5,7 @@ the data dir and in nothing the server prints."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Iterator
@@ -378,3 +379,18 @@ def test_an_import_cannot_tell_another_tenants_ids_from_unknown_ones(store: Stor
         assert foreign["status"] == unknown["status"] == "imported", report
         assert foreign.get("reason") == unknown.get("reason") is None
         assert foreign["id"] != foreign["sourceId"]  # a fresh id, not bob's
+
+
+def test_keys_list_json_is_camel_case_as_the_api_is(store: Store) -> None:
+    done = subprocess.run(
+        [MNEMOLOG, "keys", "list", "--json", "--data-dir", str(store.data_dir)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=True,
+        timeout=60,
+    )
+    listed = json.loads(done.stdout)
+    alice = next(k for k in listed if k["agentId"] == "alice")
+    assert set(alice) == {"keyId", "agentId", "containers", "createdAt", "revokedAt", "admin"}
+    assert alice["containers"] == ["a1"] and alice["revokedAt"] is None
