@@ -14,6 +14,7 @@ from .. import __version__
 from ..mcp_server import McpHttp
 from ..memory.agents import LOCAL as LOCAL_CALLER
 from ..proxy import Capture, RecallTool, Services, Upstream, proxy_routes
+from ..proxy.passthrough import passthrough_routes
 from ..runtime import Runtime
 from ..serving import remove_address
 from ..ui import error_page, ui_routes
@@ -93,6 +94,8 @@ def create_app(runtime: Runtime) -> HostGuard:
     )
     capture = Capture(core.writes, upstream, distill=settings.capture_distill)
     app.include_router(proxy_routes(services, capture))
+    # After the proxy's own routes: every other /v1/* route goes to the upstream unchanged.
+    app.include_router(passthrough_routes(upstream, settings.max_body_bytes))
 
     @app.get("/health")
     def health() -> JSONResponse:

@@ -11,12 +11,16 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
 from ..errors import InvalidInput
+from ..proxy.passthrough import ROUTE as PASSTHROUGH
 
 
 def known_query_only(request: Request) -> None:
-    """A dependency of every API route (the dashboard's pages take what a browser sends)."""
+    """A dependency of every API route (the dashboard's pages take what a browser sends, and
+    the ``/v1`` passthrough what the upstream does)."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute) or request.url.path.startswith("/ui"):
+        return
+    if route.path == PASSTHROUGH:  # the upstream's parameters, passed on as they came
         return
     taken = _query_names(route.dependant)
     unknown = sorted(set(request.query_params) - taken)

@@ -95,6 +95,21 @@ class Upstream:
         finally:
             await response.aclose()
 
+    async def open(
+        self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]
+    ) -> httpx.Response:
+        """Any other request under the base URL, its answer streamed: the caller closes it.
+        ``headers`` are the client's content headers; the upstream's key is this server's."""
+        client = self._http()
+        url = f"{self.base_url}/{path}" + (f"?{query}" if query else "")
+        request = client.build_request(
+            method, url, content=body or None, headers={**self._headers, **headers}
+        )
+        try:
+            return await client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise self._unreachable(exc) from exc
+
     async def get_models(self) -> httpx.Response:
         try:
             return await self._http().get(f"{self.base_url}/models", headers=self._headers)

@@ -143,6 +143,42 @@ class ScriptedUpstream:
             received.completed = True
             return Response(completion_bytes(persona, reply), media_type="application/json")
 
+        @app.post("/v1/embeddings")
+        async def embeddings(request: Request) -> Response:
+            raw = await request.body()
+            self.received.append(Received(request.url.path, raw, dict(request.headers)))
+            texts = json.loads(raw)["input"]
+            texts = [texts] if isinstance(texts, str) else texts
+            data = [
+                {"object": "embedding", "index": i, "embedding": [float(len(t)), 0.5, -0.25]}
+                for i, t in enumerate(texts)
+            ]
+            usage = {"prompt_tokens": 3 * len(texts), "total_tokens": 3 * len(texts)}
+            return JSONResponse(
+                {"object": "list", "data": data, "model": MODEL, "usage": usage},
+                headers={"x-request-id": "req-embed-1"},
+            )
+
+        @app.post("/v1/completions")
+        async def completions(request: Request) -> Response:
+            raw = await request.body()
+            received = Received(
+                request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+                raw,
+                dict(request.headers),
+            )
+            self.received.append(received)
+            words = ["Once", " upon", " a", " time"]
+
+            async def events() -> AsyncIterator[bytes]:
+                for word in words:
+                    chunk = {"object": "text_completion", "choices": [{"index": 0, "text": word}]}
+                    yield f"data: {json.dumps(chunk)}\n\n".encode()
+                yield b"data: [DONE]\n\n"
+                received.completed = True
+
+            return StreamingResponse(events(), media_type="text/event-stream")
+
         @app.get("/v1/models")
         def models() -> Response:
             self.received.append(Received("/v1/models", b"", {}))

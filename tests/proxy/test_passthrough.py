@@ -1,0 +1,52 @@
+"""Every ``/v1/*`` route but chat completions goes to the upstream unchanged: the real
+``openai`` client's embeddings, a streamed legacy completion, the query string, and the
+client's own key kept on this side."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+
+from .conftest import Proxy
+
+
+def test_embeddings_pass_through_unchanged(proxy: Proxy) -> None:
+    proxy.upstream.reset()
+    with openai.OpenAI(base_url=proxy.v1, api_key="client-own-key", max_retries=0) as client:
+        made = client.embeddings.create(model="m", input=["Ada", "collects maps"])
+    assert [d.embedding for d in made.data] == [[3.0, 0.5, -0.25], [13.0, 0.5, -0.25]]
+    (sent,) = [r for r in proxy.upstream.received if r.path == "/v1/embeddings"]
+    assert sent.json["input"] == ["Ada", "collects maps"] and sent.json["model"] == "m"
+    # The upstream sees this server's key (none is configured here), never the client's.
+    assert "client-own-key" not in str(sent.headers)
+    assert proxy.upstream.chats() == []  # no memory round, nothing recorded as a turn
+
+
+def test_a_streamed_route_streams_through(proxy: Proxy) -> None:
+    proxy.upstream.reset()
+    head = proxy.runtime.log.head().seq
+    chunks: list[str] = []
+    with httpx.stream(
+        "POST",
+        f"{proxy.v1}/completions?api-version=2024-01",
+        json={"model": "m", "prompt": "Tell", "stream": True},
+        timeout=30,
+    ) as answer:
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith("text/event-stream")
+        for line in answer.iter_lines():
+            if line.startswith("data: ") and line != "data: [DONE]":
+                chunks.append(line)
+    assert len(chunks) == 4 and '"text": " time"' in chunks[-1]
+    (sent,) = [r for r in proxy.upstream.received if r.path.startswith("/v1/completions")]
+    assert sent.path == "/v1/completions?api-version=2024-01" and sent.completed
+    assert proxy.runtime.log.head().seq == head  # passed through: no event
+
+
+def test_an_unknown_upstream_route_answers_as_the_upstream_does(proxy: Proxy) -> None:
+    answer = httpx.get(f"{proxy.v1}/no/such/route")
+    assert answer.status_code == 404  # the upstream's own answer, passed back
+    # A path that would climb out of the upstream's base (sent encoded, as a client could).
+    refused = httpx.get(f"{proxy.v1}/a/%2e%2e/models")
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == "invalid_input"
