@@ -10,18 +10,14 @@ answers the same JSON.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
-from typing import NoReturn
 from urllib.parse import quote
 
 import click
-import httpx
 
 from .cli_options import data_dir_option
 from .errors import DataDirLocked, MnemologError
-from .serving import read_address
+from .relay_cli import ask_server, fail
 from .web.statuses import error_body
 
 EXIT_FAILED = 1
@@ -94,40 +90,16 @@ def _erase_here(data_dir: Path, kind: str, target: str, force: bool) -> dict[str
         seq = erasure.profile(target, LOCAL, protocol="cli")
         return {"containerTag": target, "erased": True, "seq": seq}
     except MnemologError as exc:
-        _fail(error_body(exc))
+        fail(error_body(exc))
     finally:
         runtime.close()
 
 
 def _erase_through_server(data_dir: Path, kind: str, target: str, force: bool) -> dict[str, object]:
     """The erasure, asked of the server that holds the data dir."""
-    url = read_address(data_dir)
-    if url is None:
-        click.echo(
-            f"mnemolog: another process holds {data_dir} and no server address is recorded"
-            " in it: stop that process, or erase through its HTTP API",
-            err=True,
-        )
-        sys.exit(EXIT_FAILED)
     path, params = {
         "container": (f"/containers/{quote(target, safe='')}", {"force": str(force).lower()}),
         "document": (f"/documents/{quote(target, safe='')}", {}),
         "profile": ("/profile", {"containerTag": target}),
     }[kind]
-    key = os.environ.get("MNEMOLOG_API_KEY")
-    headers = {"authorization": f"Bearer {key}"} if key else {}
-    try:
-        response = httpx.delete(f"{url}{path}", params=params, headers=headers, timeout=300)
-    except httpx.HTTPError as exc:
-        click.echo(f"mnemolog: the server at {url} did not answer: {exc}", err=True)
-        sys.exit(EXIT_FAILED)
-    body = response.json()
-    if response.status_code != 200:
-        _fail(body)
-    answer: dict[str, object] = body
-    return answer
-
-
-def _fail(body: object) -> NoReturn:
-    click.echo(json.dumps(body), err=True)
-    sys.exit(EXIT_FAILED)
+    return ask_server(data_dir, "DELETE", path, params=params)

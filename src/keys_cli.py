@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 import click
 import msgspec
@@ -21,6 +22,7 @@ from .clock import iso
 from .errors import DataDirLocked, InvalidInput, NotFound
 from .eventlog import Actor
 from .eventlog.events import AgentKeyAdded, AgentKeyRevoked
+from .relay_cli import ask_server
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -63,15 +65,34 @@ def keys_group() -> None:
 def add_command(
     agent: str, containers: tuple[str, ...], admin: bool, data_dir: Path | None
 ) -> None:
-    """Make a key for AGENT and print it once (the server must be stopped)."""
-    with _owned(data_dir) as runtime:
+    """Make a key for AGENT and print it once.
+
+    Beside a running server, asks that server (POST /agents/AGENT/keys, with an admin key in
+    MNEMOLOG_API_KEY once keys are live): no downtime to add an agent."""
+    from .replay.command import settings_of
+    from .runtime import Runtime
+
+    settings = settings_of(data_dir)
+    try:
+        runtime = Runtime(settings)
+    except DataDirLocked:
+        body = {"containers": list(containers) or None, "admin": admin}
+        made = ask_server(
+            settings.data_dir, "POST", f"/agents/{quote(agent, safe='')}/keys", body=body, ok=201
+        )
+        key_id, agent_id, token = made["keyId"], made["agentId"], made["token"]
+        scoped = made["containers"]
+    else:
         try:
-            made = runtime.core.agents.add(agent, list(containers) or None, _CLI, admin=admin)
+            new = runtime.core.agents.add(agent, list(containers) or None, _CLI, admin=admin)
         except InvalidInput as exc:
             raise click.UsageError(str(exc)) from exc
-    scope = ", ".join(made.containers) if made.containers else "every container"
-    click.echo(f"key {made.key_id} for agent {made.agent_id} ({scope}); shown once:", err=True)
-    click.echo(made.token)
+        finally:
+            runtime.close()
+        key_id, agent_id, token, scoped = new.key_id, new.agent_id, new.token, new.containers
+    scope = ", ".join(scoped) if scoped else "every container"
+    click.echo(f"key {key_id} for agent {agent_id} ({scope}); shown once:", err=True)
+    click.echo(token)
 
 
 @keys_group.command("revoke")

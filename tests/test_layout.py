@@ -7,7 +7,7 @@
     memory       the domain                       -> projections, embedding, eventlog, foundation
     web          what the HTTP shells share       -> memory, embedding, eventlog, foundation
     shells       api, proxy, replay, portability, audit, mcp_server, runtime, cli, keys_cli,
-                 reembed_cli, erase_cli, cli_options, serving, banner, views, ui
+                 reembed_cli, erase_cli, relay_cli, cli_options, serving, banner, views, ui
                  -> memory, embedding, eventlog, web, foundation, each other; never a projection
 
 Every import in ``src/`` is read with ``ast`` (also those inside functions and under
@@ -43,6 +43,7 @@ SHELLS = {
     "views",
     "ui",
     "banner",
+    "relay_cli",
 }
 BELOW: dict[str, set[str]] = {
     "foundation": set(),

@@ -36,6 +36,12 @@ class QuarantineBody(_Body, frozen=True, kw_only=True):
     reason: Reason | None = None
 
 
+class NewKeyBody(_Body, frozen=True, kw_only=True):
+    # The containers the key may reach (left out: every one); an admin key is never scoped.
+    containers: Annotated[list[Tag], msgspec.Meta(min_length=1, max_length=100)] | None = None
+    admin: bool = False
+
+
 class RollbackBody(_Body, frozen=True, kw_only=True):
     since: Annotated[str, msgspec.Meta(min_length=1, max_length=64)] | None = None
     since_seq: Annotated[int, msgspec.Meta(ge=1, le=2**62)] | None = None
@@ -47,6 +53,7 @@ B = TypeVar("B", bound=_Body)
 BODIES: dict[tuple[str, str], type[msgspec.Struct]] = {
     ("post", "/agents/{agent_id}/quarantine"): QuarantineBody,
     ("post", "/agents/{agent_id}/rollback"): RollbackBody,
+    ("post", "/agents/{agent_id}/keys"): NewKeyBody,
 }
 
 
@@ -91,6 +98,27 @@ def oversight_routes(runtime: Runtime) -> APIRouter:
         actor = admin(request)
         seq = await run_in_threadpool(core.quarantine.release, agent_id, actor)
         return JSONResponse({**quarantine_json(agent_id), "seq": seq})
+
+    @router.post("/agents/{agent_id}/keys", status_code=201)
+    async def add_key(agent_id: AgentId, request: Request) -> JSONResponse:
+        """Make a key for an agent while the server runs (``mnemolog keys add`` beside a
+        server asks this): the token is in this answer only, never stored or shown again."""
+        actor = admin(request)
+        body = await _optional(request, NewKeyBody, limit)
+        made = await run_in_threadpool(
+            lambda: core.agents.add(agent_id, body.containers, actor, admin=body.admin)
+        )
+        return JSONResponse(
+            {
+                "keyId": made.key_id,
+                "agentId": made.agent_id,
+                "token": made.token,
+                "containers": made.containers,
+                "admin": body.admin,
+                "seq": made.seq,
+            },
+            status_code=201,
+        )
 
     @router.delete("/agents/{agent_id}/keys/{key_id}")
     async def revoke_key(agent_id: AgentId, key_id: KeyId, request: Request) -> JSONResponse:

@@ -43,6 +43,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
         "alice": add_key(data_dir, "alice", "a1"),
         "bob": add_key(data_dir, "bob", "b1"),
         "admin": add_key(data_dir, "admin"),
+        "root": add_key(data_dir, "root", admin=True),  # may act for the user
     }
     revoked = add_key(data_dir, "carol", "a1")
     key_id = revoked.split("_")[1]
@@ -394,3 +395,45 @@ def test_keys_list_json_is_camel_case_as_the_api_is(store: Store) -> None:
     alice = next(k for k in listed if k["agentId"] == "alice")
     assert set(alice) == {"keyId", "agentId", "containers", "createdAt", "revokedAt", "admin"}
     assert alice["containers"] == ["a1"] and alice["revokedAt"] is None
+
+
+def keys_add_beside(store: Store, key: str | None, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in ENV.items() if k != "MNEMOLOG_API_KEY"}
+    if key is not None:
+        env["MNEMOLOG_API_KEY"] = key
+    return subprocess.run(
+        [MNEMOLOG, "keys", "add", *args, "--data-dir", str(store.data_dir)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_keys_add_beside_a_running_server_asks_it(store: Store) -> None:
+    done = keys_add_beside(store, store.tokens["root"], "dave", "--container", "d1")
+    assert done.returncode == 0, done.stderr
+    token = done.stdout.strip()
+    assert token.startswith("mnl_") and token not in done.stderr
+    assert "for agent dave (d1); shown once" in done.stderr
+    with httpx.Client(
+        base_url=store.base_url, headers={"Authorization": f"Bearer {token}"}
+    ) as dave:
+        assert dave.get("/memories", params={"containerTag": "d1"}).status_code == 200
+        assert dave.get("/memories", params={"containerTag": "a1"}).status_code == 403
+    with store.client("root") as root:
+        agents = root.get("/agents/dave").json()
+    assert [k["containers"] for k in agents["keys"]] == [["d1"]]
+
+
+def test_keys_add_beside_a_server_needs_an_admin_key(store: Store) -> None:
+    before = store.head()
+    missing = keys_add_beside(store, None, "eve")
+    assert missing.returncode == 1 and '"unauthorized"' in missing.stderr
+    scoped = keys_add_beside(store, store.tokens["alice"], "eve")
+    assert scoped.returncode == 1 and '"admin_required"' in scoped.stderr
+    unscoped = keys_add_beside(store, store.tokens["admin"], "eve")  # every container, no admin
+    assert unscoped.returncode == 1 and '"admin_required"' in unscoped.stderr
+    assert missing.stdout == scoped.stdout == unscoped.stdout == ""
+    assert store.head() == before
