@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -259,7 +260,8 @@ def _build(
     try:
         started = time.perf_counter()
         vocab = load_vocab()
-        matrix = distil(quality.mean_pooled, vocab)
+        say = _Said(f"distilling the fast tier from {quality.spec.base_model}, once")
+        matrix = distil(quality.mean_pooled, vocab, progress=say.progress)
         from model2vec import StaticModel  # only to build: loading reads the files itself
 
         model = StaticModel(
@@ -322,3 +324,22 @@ def _sha256_file(path: Path) -> str:
         for block in iter(lambda: file.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+class _Said:
+    """Progress of the first start's distillation on standard error, a line per tenth: the
+    first start is otherwise silent for 15 to 40 s. (Standard output may be a protocol
+    stream: ``mnemolog mcp`` speaks MCP on it.)"""
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+        self._shown = -1
+        self._started = time.perf_counter()
+
+    def progress(self, done: int, total: int) -> None:
+        tenth = done * 10 // max(total, 1)
+        if tenth == self._shown:
+            return
+        self._shown = tenth
+        took = time.perf_counter() - self._started
+        print(f"mnemolog: {self._what}: {tenth * 10}% ({took:.0f} s)", file=sys.stderr, flush=True)

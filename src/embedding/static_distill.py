@@ -39,6 +39,8 @@ DISTILL_BATCH = 256  # rows of three tokens each: the fastest size measured on 2
 _UNUSED = re.compile(r"\[unused\d+\]")
 
 Pooler = Callable[[npt.NDArray[np.int64], npt.NDArray[np.int64]], npt.NDArray[np.float32]]
+# Told (done, total) as the tokens are run through the model: most of a distillation's time.
+Progress = Callable[[int, int], None]
 
 
 def set_aside(vocab: dict[str, int]) -> npt.NDArray[np.bool_]:
@@ -51,14 +53,21 @@ def set_aside(vocab: dict[str, int]) -> npt.NDArray[np.bool_]:
 
 
 def token_vectors(
-    pooled: Pooler, ids: npt.NDArray[np.int64], cls_id: int, sep_id: int
+    pooled: Pooler,
+    ids: npt.NDArray[np.int64],
+    cls_id: int,
+    sep_id: int,
+    progress: Progress | None = None,
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-    """Mean-pooled model output of ``[CLS] id [SEP]`` for each id, and of ``[CLS] [SEP]``."""
+    """Mean-pooled model output of ``[CLS] id [SEP]`` for each id, and of ``[CLS] [SEP]``;
+    ``progress`` is told how many ids are done, of how many, after each batch."""
     parts: list[npt.NDArray[np.float32]] = []
     for start in range(0, len(ids), DISTILL_BATCH):
         chunk = ids[start : start + DISTILL_BATCH]
         batch = np.stack([np.full_like(chunk, cls_id), chunk, np.full_like(chunk, sep_id)], axis=1)
         parts.append(pooled(batch, np.ones_like(batch)))
+        if progress is not None:
+            progress(start + len(chunk), len(ids))
     empty_ids = np.array([[cls_id, sep_id]], dtype=np.int64)
     empty = pooled(empty_ids, np.ones_like(empty_ids))[0]
     return np.concatenate(parts, axis=0), empty
@@ -91,11 +100,16 @@ def sif_weights(count: int, coefficient: float = SIF_COEFFICIENT) -> npt.NDArray
     return weights
 
 
-def distil(pooled: Pooler, vocab: dict[str, int], dims: int = PCA_DIMS) -> npt.NDArray[np.float32]:
+def distil(
+    pooled: Pooler,
+    vocab: dict[str, int],
+    dims: int = PCA_DIMS,
+    progress: Progress | None = None,
+) -> npt.NDArray[np.float32]:
     """The static matrix ``(len(vocab), dims)``, float32, row ``i`` for token id ``i``."""
     cls_id, sep_id = vocab["[CLS]"], vocab["[SEP]"]
     kept = np.flatnonzero(~set_aside(vocab)).astype(np.int64)
-    rows, empty = token_vectors(pooled, kept, cls_id, sep_id)
+    rows, empty = token_vectors(pooled, kept, cls_id, sep_id, progress)
     mean, components, _ = fit_pca(rows, dims)
     projected = (rows.astype(np.float64) - mean) @ components.T
     matrix = np.zeros((len(vocab), dims), dtype=np.float64)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import logging
 import os
 import time
@@ -30,6 +32,7 @@ class StaticBuild:
     warnings: list[str]
     stale_build: Path
     left_behind: list[str]
+    said: list[str]  # what the build printed on standard error
 
 
 class _Collect(logging.Handler):
@@ -86,8 +89,10 @@ def static_build(
     logger = logging.getLogger("mnemolog.embedding.static")
     handler = _Collect(warnings)
     logger.addHandler(handler)
+    said = io.StringIO()
     try:
-        embedder = load_or_build_static(cache_dir, fast_base)
+        with contextlib.redirect_stderr(said):
+            embedder = load_or_build_static(cache_dir, fast_base)
     finally:
         logger.removeHandler(handler)
     return StaticBuild(
@@ -96,6 +101,7 @@ def static_build(
         warnings=warnings,
         stale_build=stale,
         left_behind=sorted(p.name for p in cache_dir.iterdir()),
+        said=said.getvalue().splitlines(),
     )
 
 

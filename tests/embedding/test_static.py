@@ -204,6 +204,13 @@ def test_damaged_cache_is_detected_and_rebuilt(static_build: StaticBuild) -> Non
     assert static_build.left_behind == sorted([E5_FOLDER, static.folder.name])
 
 
+def test_the_first_build_says_how_far_it_is(static_build: StaticBuild) -> None:
+    # 15 to 40 s of work on a first start: a line per tenth, on standard error.
+    said = [line for line in static_build.said if "distilling the fast tier" in line]
+    percents = [int(line.split(": ")[-1].split("%")[0]) for line in said]
+    assert percents == list(range(0, 101, 10)) or percents == list(range(10, 101, 10))
+
+
 def test_distillation_is_deterministic(quality: QualityEmbedder) -> None:
     # The first 1,600 ids: the special tokens, the [unusedN] placeholders, then 601 tokens.
     vocab = {t: i for t, i in load_vocab().items() if i < 1600}
