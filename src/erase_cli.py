@@ -20,8 +20,6 @@ from .errors import DataDirLocked, MnemologError
 from .relay_cli import ask_server, fail
 from .web.statuses import error_body
 
-EXIT_FAILED = 1
-
 
 @click.command("erase")
 @click.option("--container", "container_tag", default=None, help="Erase this container (a user).")

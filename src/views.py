@@ -289,6 +289,37 @@ def erasure_json(erased: ErasureReceipt) -> dict[str, object]:
     }
 
 
+def recent_traces(
+    core: Core,
+    caller: Caller,
+    *,
+    container_tag: str | None,
+    limit: int,
+    origin: str | None = None,
+    kind: str | None = None,
+    before: int | None = None,
+) -> list[dict[str, object]]:
+    """Recent recalls and proxied turns, newest first (by log seq), as ``GET /inspect`` and
+    the dashboard list them; ``kind`` keeps only ``recall`` or ``turn``."""
+    found: list[tuple[int, dict[str, object]]] = []
+    if kind != "turn":
+        found += [
+            (t.seq, trace_summary(t))
+            for t in core.reads.traces(
+                caller, container_tag=container_tag, origin=origin, before_seq=before, limit=limit
+            )
+        ]
+    if kind != "recall" and origin in (None, "proxy"):
+        found += [
+            (seq, turn_summary(seq, at, turn, agent, protocol))
+            for seq, at, turn, agent, protocol in core.reads.turns(
+                caller, container_tag=container_tag, before_seq=before, limit=limit
+            )
+        ]
+    found.sort(key=lambda hit: -hit[0])
+    return [summary for _, summary in found[:limit]]
+
+
 def turn_summary(
     seq: int, at: int, turn: ProxyTurn, agent_id: str, protocol: str
 ) -> dict[str, object]:

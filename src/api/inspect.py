@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from ..runtime import Runtime
-from ..views import trace_json, trace_summary, turn_json, turn_summary
+from ..views import recent_traces, trace_json, turn_json
 from ..web.caller import caller_in
 
 
@@ -35,27 +35,16 @@ def inspect_routes(runtime: Runtime) -> APIRouter:
         """Recent recalls and proxied turns, newest first (by log seq)."""
         caller = caller_in(request.scope)
         caller.reach(container_tag)
-        found: list[tuple[int, dict[str, object]]] = []
-        if kind != "turn":
-            found += [
-                (t.seq, trace_summary(t))
-                for t in core.reads.traces(
-                    caller,
-                    container_tag=container_tag,
-                    origin=origin,
-                    before_seq=before,
-                    limit=limit,
-                )
-            ]
-        if kind != "recall" and origin in (None, "proxy"):
-            found += [
-                (seq, turn_summary(seq, at, turn, agent, protocol))
-                for seq, at, turn, agent, protocol in core.reads.turns(
-                    caller, container_tag=container_tag, before_seq=before, limit=limit
-                )
-            ]
-        found.sort(key=lambda hit: -hit[0])
-        return JSONResponse({"traces": [summary for _, summary in found[:limit]]})
+        found = recent_traces(
+            core,
+            caller,
+            container_tag=container_tag,
+            origin=origin,
+            kind=kind,
+            before=before,
+            limit=limit,
+        )
+        return JSONResponse({"traces": found})
 
     @router.get("/inspect/{trace_id}")
     def one(trace_id: str, request: Request) -> JSONResponse:

@@ -18,7 +18,7 @@ from ..eventlog.scratch import scratch_root
 from ..memory import Core, trust_params
 from ..replay.fidelity import TraceCheck, check_traces
 from ..runtime import Runtime
-from ..views import trace_json, trace_summary, turn_json, turn_summary
+from ..views import recent_traces, trace_json, turn_json
 from .forms import read_form
 from .pages import Pages
 
@@ -37,19 +37,10 @@ def trace_pages(runtime: Runtime, pages: Pages) -> APIRouter:
     ) -> Response:
         caller = pages.caller(request)
         tag = container or (sorted(caller.containers)[0] if caller.containers else None)
-        found: list[tuple[int, dict[str, object]]] = [
-            (t.seq, trace_summary(t))
-            for t in core.reads.traces(caller, container_tag=tag, before_seq=before, limit=PAGE)
-        ]
-        found += [
-            (seq, turn_summary(seq, at, turn, agent, protocol))
-            for seq, at, turn, agent, protocol in core.reads.turns(
-                caller, container_tag=tag, before_seq=before, limit=PAGE
-            )
-        ]
-        found.sort(key=lambda item: -item[0])
-        shown = [summary for _, summary in found[:PAGE]]
-        older = found[PAGE - 1][0] if len(found) > PAGE else None  # the next page's `before`
+        # One more than a page: whether an older page exists.
+        found = recent_traces(core, caller, container_tag=tag, before=before, limit=PAGE + 1)
+        shown = found[:PAGE]
+        older = shown[-1]["seq"] if len(found) > PAGE else None  # the next page's `before`
         return pages.render(
             request,
             "traces.html",

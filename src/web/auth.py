@@ -73,9 +73,7 @@ class BearerAuth:
             caller = self._anonymous
             method = scope.get("method", "GET")
             if self._required() and not is_open(method, scope["path"]):
-                found = self.caller(scope) if _has_authorization(scope) else self._session(scope)
-                if found is not None and not self._admits(found):
-                    found = None  # a session whose key was revoked since its login
+                found = self.caller(scope) if _has_authorization(scope) else self._opened(scope)
                 if (
                     found is None
                     and self._login_page
@@ -114,6 +112,12 @@ class BearerAuth:
             await send(message)
 
         return guarded
+
+    def _opened(self, scope: Scope) -> object | None:
+        """The caller of the request's dashboard session, while its key is still live (a key
+        presented in the header was just checked: this one was checked at login)."""
+        found = self._session(scope)
+        return found if found is not None and self._admits(found) else None
 
     def caller(self, scope: Scope) -> object | None:
         """The caller the request's one Bearer key opens, or None."""
