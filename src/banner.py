@@ -7,9 +7,14 @@ door (the dashboard, the REST API and its docs, the OpenAI-compatible proxy, MCP
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from . import __version__
 from .serving import base_url
 from .settings import Settings
+
+# Where the data dir defaulted to before it became the user's data home.
+_OLD_DEFAULT = Path("data")
 
 
 def banner(settings: Settings, *, embedder: str, live_keys: int) -> str:
@@ -33,3 +38,15 @@ def banner(settings: Settings, *, embedder: str, live_keys: int) -> str:
         f"  MCP         {url}/mcp",
     ]
     return "\n".join(lines)
+
+
+def old_store_hint(settings: Settings, cwd: Path) -> str | None:
+    """A line for a store left in ``./data``, where the data dir defaulted to once, when this
+    server runs elsewhere: its memories are not lost, only not served."""
+    old = cwd / _OLD_DEFAULT
+    if not (old / "log").is_dir() or old.resolve() == settings.data_dir.resolve():
+        return None
+    return (
+        f"  note        {old} holds a mnemolog store, and this server uses another; serve it"
+        f" with --data-dir {old} (or MNEMOLOG_DATA_DIR)"
+    )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, BinaryIO, ClassVar
 import click
 import msgspec
 
-from .banner import banner
+from .banner import banner, old_store_hint
 from .cli_options import data_dir_option, setting_help
 from .errors import CorruptLog, DataDirLocked, EmbedderError, InvalidInput, StorageError
 from .serving import port_taken, remove_address, write_address
@@ -124,13 +124,16 @@ def serve(
     live = len(runtime.core.agents.live_keys())
     identity = runtime.core.embedder.identity
     click.echo(banner(settings, embedder=identity.name, live_keys=live), err=True)
+    hint = old_store_hint(settings, Path.cwd())
+    if hint is not None:
+        click.echo(hint, err=True)
     try:
         uvicorn.run(
             create_app(runtime),
             host=settings.host,
             port=settings.port,
             log_level="info",
-            access_log=settings.access_log,
+            access_log=False,  # our own, one readable line per request (web/access_log.py)
             # An /events stream never ends by itself: without a bound, SIGTERM would wait for
             # its client forever (and the indexes would never be saved).
             timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,

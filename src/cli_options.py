@@ -17,9 +17,12 @@ _DECLARED = {setting.name: setting for setting in SETTINGS}
 def setting_help(name: str, what: str) -> str:
     """``what [env MNEMOLOG_X; default D].`` for the setting ``name``."""
     setting = _DECLARED[name]
-    default = setting.default
+    default: object = setting.default
     if isinstance(default, Path) and not default.is_absolute():
         default = f"./{default}"
+    shown = (setting.meta.extra or {}).get("default")
+    if isinstance(shown, str):  # as docs/settings.md shows it, where it is not the value
+        default = shown.format(default).replace("`", "")
     return f"{what} [env {setting.env}; default {default}]."
 
 

@@ -15,7 +15,7 @@ import msgspec
 from msgspec import Meta
 
 from .errors import InvalidInput
-from .settings import ENV_PREFIX, Settings, _entries
+from .settings import ENV_PREFIX, Settings, _entries, default_data_dir
 
 # What one entry of ``allowed_hosts`` or ``allowed_origins`` may be: a DNS name or an IPv4
 # address, or an IPv6 address in brackets, with an optional port (and for an origin, its scheme).
@@ -75,9 +75,15 @@ def _declared(name: str, hint: object, default: object) -> Setting:
 def _read_declarations() -> tuple[Setting, ...]:
     hints = typing.get_type_hints(Settings, include_extras=True)
     return tuple(
-        _declared(field.name, hints[field.name], field.default)
+        _declared(field.name, hints[field.name], _default(field))
         for field in msgspec.structs.fields(Settings)
     )
+
+
+def _default(field: msgspec.structs.FieldInfo) -> object:
+    if field.default_factory is not msgspec.NODEFAULT:
+        return field.default_factory()
+    return field.default
 
 
 SETTINGS: tuple[Setting, ...] = _read_declarations()
@@ -105,6 +111,7 @@ def settings_from_env(environ: Mapping[str, str], **overrides: object) -> Settin
         {field: environ[var] for field, var in ENV_VARS.items() if environ.get(var, "") != ""}
     )
     raw.update({k: v for k, v in overrides.items() if v is not None})
+    raw.setdefault("data_dir", default_data_dir(environ))
     try:
         settings = msgspec.convert(raw, type=Settings, strict=False, dec_hook=_decode_path)
     except msgspec.ValidationError as exc:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import lmdb
 import pytest
 from click.testing import CliRunner
@@ -17,6 +19,7 @@ from mnemolog.cli import main
 from mnemolog.eventlog import LmdbEventLog
 from mnemolog.eventlog.datadir import log_dir
 from mnemolog.eventlog.record import seq_key
+from mnemolog.settings import default_model_cache
 
 from .factories import signal_draft
 from .servers import MNEMOLOG, free_port, wait_healthy
@@ -141,3 +144,79 @@ def test_serve_on_a_port_in_use_says_how_to_pick_another(tmp_path: Path) -> None
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert "--port or MNEMOLOG_PORT" in done.stderr
     assert not (tmp_path / "data").exists()  # refused before the store was made
+
+
+def test_serve_defaults_to_the_users_data_home_and_points_at_an_old_store(tmp_path: Path) -> None:
+    """With no data dir chosen, the store is the user's (``~/.local/share/mnemolog``) whatever
+    directory ``serve`` runs in; a store left in ``./data`` is named, not silently ignored."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    (work / "data" / "log").mkdir(parents=True)
+    home.mkdir()
+    port = free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("MNEMOLOG_")},
+        "HOME": str(home),
+        "MNEMOLOG_EMBEDDER": "fast",
+        "MNEMOLOG_MODEL_CACHE_DIR": str(default_model_cache()),
+    }
+    env.pop("XDG_DATA_HOME", None)
+    server = subprocess.Popen(
+        [MNEMOLOG, "serve", "--port", str(port)],
+        cwd=work,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        assert server.stderr is not None
+        said = [server.stderr.readline() for _ in range(9)]
+        wait_healthy(f"http://127.0.0.1:{port}", server)
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
+    text = "".join(said)
+    store = home / ".local" / "share" / "mnemolog"
+    assert f"data dir    {store}\n" in text
+    assert (store / "log").is_dir()
+    assert f"note        {work / 'data'} holds a mnemolog store" in text
+    assert f"--data-dir {work / 'data'}" in text
+
+
+def test_serve_logs_each_request_on_one_readable_line(tmp_path: Path) -> None:
+    """On by default: method, path, status, duration, size, client and agent, one line each;
+    a health check that succeeds is left out, one that fails would not be."""
+    port = free_port()
+    log = tmp_path / "server.log"
+    env = {k: v for k, v in os.environ.items() if k != "MNEMOLOG_ACCESS_LOG"}
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [MNEMOLOG, "serve", "--data-dir", str(tmp_path / "data"), "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**env, "MNEMOLOG_EMBEDDER": "fast"},
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_healthy(base, server)
+            with httpx.Client(base_url=base) as client:
+                client.post(
+                    "/memories",
+                    json={"containerTag": "c", "memories": [{"content": "Ada likes tea"}]},
+                )
+                client.get("/memories", params={"containerTag": "c"})
+                client.get("/memories/mem_unknown")
+                client.get("/health")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    lines = log.read_text().splitlines()
+    pattern = r"\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d {} {} {} [\d.]+ ms \d+ B 127\.0\.0\.1 agent=local"
+    for method, target, status in (
+        ("POST", "/memories", 200),
+        ("GET", "/memories\\?containerTag=c", 200),
+        ("GET", "/memories/mem_unknown", 404),
+    ):
+        assert any(re.fullmatch(pattern.format(method, target, status), x) for x in lines), lines
+    assert not any(" /health " in x for x in lines)
+    assert "Ada likes tea" not in log.read_text()

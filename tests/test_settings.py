@@ -15,7 +15,20 @@ from mnemolog.settings_env import ENV_VARS, SETTINGS, Setting, settings_from_env
 def test_defaults_are_the_documented_embedded_ones() -> None:
     settings = settings_from_env({})
     assert settings == Settings()
-    assert (settings.data_dir, settings.host, settings.port) == (Path("data"), "127.0.0.1", 8080)
+    home = Path.home() / ".local" / "share" / "mnemolog"
+    assert (settings.data_dir, settings.host, settings.port) == (home, "127.0.0.1", 8080)
+
+
+def test_the_default_data_dir_is_the_users_not_the_working_directorys(tmp_path: Path) -> None:
+    assert settings_from_env({"HOME": str(tmp_path)}).data_dir == (
+        tmp_path / ".local" / "share" / "mnemolog"
+    )
+    xdg = tmp_path / "xdg"
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(xdg)}
+    assert settings_from_env(env).data_dir == xdg / "mnemolog"
+    # A relative XDG_DATA_HOME is invalid by the XDG spec and ignored.
+    env["XDG_DATA_HOME"] = "rel"
+    assert settings_from_env(env).data_dir == tmp_path / ".local" / "share" / "mnemolog"
 
 
 def test_environment_then_explicit_overrides() -> None:

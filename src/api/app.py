@@ -9,6 +9,7 @@ from functools import partial
 
 from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp
 
 from .. import __version__
 from ..mcp_server import McpHttp
@@ -18,6 +19,7 @@ from ..proxy.passthrough import passthrough_routes
 from ..runtime import Runtime
 from ..serving import remove_address
 from ..ui import error_page, ui_routes
+from ..web.access_log import AccessLog, access_logger
 from ..web.auth import BearerAuth
 from ..web.caller import CALLER_STATE
 from ..web.host_guard import HostGuard
@@ -37,7 +39,7 @@ from .routes import HotEndpoints, memory_routes
 API_THREADS = 64
 
 
-def create_app(runtime: Runtime) -> HostGuard:
+def create_app(runtime: Runtime) -> ASGIApp:
     """The ASGI application: the Host/Origin guard, then the hot routes (``hot.py``), in front
     of the FastAPI app."""
     settings = runtime.settings
@@ -128,5 +130,7 @@ def create_app(runtime: Runtime) -> HostGuard:
         session=lambda scope: sessions.caller(token) if (token := session_token(scope)) else None,
         login_page="/ui/login",
     )
-    # Outermost: no route, hot or mounted, runs for a request through the wrong door.
-    return HostGuard.from_settings(keyed, settings)
+    # No route, hot or mounted, runs for a request through the wrong door.
+    guarded = HostGuard.from_settings(keyed, settings)
+    # Outermost, so a refusal at the door is logged as well.
+    return AccessLog(guarded, access_logger()) if settings.access_log else guarded
