@@ -10,7 +10,7 @@ import importlib
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, ClassVar
@@ -21,6 +21,7 @@ import msgspec
 from .banner import banner, old_store_hint
 from .cli_options import data_dir_option, setting_help
 from .errors import CorruptLog, DataDirLocked, EmbedderError, InvalidInput, StorageError
+from .progress import Progress
 from .serving import port_taken, remove_address, write_address
 from .settings import Settings
 from .settings_env import settings_from_env
@@ -155,19 +156,21 @@ def rebuild(data_dir: Path | None) -> None:
     runtime = _open_runtime(settings)
     try:
         started = time.perf_counter()
-        seq = runtime.core.runner.rebuild()
+        shown = Progress("rebuild", "records")
+        seq = runtime.core.runner.rebuild(shown)
+        shown.finish()
         elapsed = time.perf_counter() - started
     finally:
         runtime.close()
     click.echo(f"rebuilt: {seq} records replayed in {elapsed:.2f} s")
 
 
-def _open_runtime(settings: Settings) -> Runtime:
+def _open_runtime(settings: Settings, progress: Progress | None = None) -> Runtime:
     from .runtime import Runtime
 
     os.umask(0o077)  # everything written under the data dir is private
     try:
-        return Runtime(settings)
+        return Runtime(settings, progress=progress)
     except DataDirLocked as exc:
         click.echo(f"mnemolog: {exc}", err=True)
         sys.exit(EXIT_LOCKED)
@@ -380,7 +383,7 @@ def backup(data_dir: Path | None, dest: Path) -> None:
     settings = _settings(data_dir=data_dir)
     os.umask(0o077)
     with _copy_errors("backup"):
-        manifest = make_backup(settings.data_dir, dest)
+        manifest = make_backup(settings.data_dir, dest, say=_step("backup"))
     click.echo(f"backed up: log head {manifest.log_head_seq} {manifest.log_head_digest} to {dest}")
 
 
@@ -400,9 +403,12 @@ def restore(data_dir: Path | None, src: Path) -> None:
     settings = _settings(data_dir=data_dir)
     os.umask(0o077)
     with _copy_errors("restore"):
-        report = restore_backup(src, settings.data_dir)
+        report = restore_backup(src, settings.data_dir, say=_step("restore"))
     started = time.perf_counter()
-    runtime = _open_runtime(settings)  # an empty projections dir: opening folds the whole log
+    shown = Progress("restore: rebuilding", "records")
+    # An empty projections dir: opening folds the whole log.
+    runtime = _open_runtime(settings, progress=shown)
+    shown.finish()
     try:
         seq = runtime.core.runner.catch_up()
     finally:
@@ -412,6 +418,16 @@ def restore(data_dir: Path | None, src: Path) -> None:
         f"restored: {report.records} records, head {report.head_seq} {report.head_digest};"
         f" projections rebuilt to seq {seq} in {elapsed:.2f} s"
     )
+
+
+def _step(verb: str) -> Callable[[str], None]:
+    """Say a long command's steps on standard error, each with the time since the first."""
+    started = time.perf_counter()
+
+    def say(step: str) -> None:
+        click.echo(f"{verb}: {step} ({time.perf_counter() - started:.1f} s)", err=True)
+
+    return say
 
 
 @contextmanager

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 
 import click
@@ -26,6 +25,7 @@ from .eventlog.keystore import KeyStore
 from .eventlog.lmdb_log import LmdbEventLog
 from .eventlog.sealing import Sealer
 from .memory.lifecycle.reembedding import Report, reembed
+from .progress import Progress
 from .settings import Settings
 from .settings_env import settings_from_env
 
@@ -79,25 +79,13 @@ def _run(settings: Settings, embedder: Embedder, tier: str) -> Report:
     try:
         keys = KeyStore(keys_dir(settings.data_dir))
         try:
-            started = time.monotonic()
-            last = [0.0]
-
-            def progress(done: int, total: int) -> None:
-                now = time.monotonic()
-                if now - last[0] < 1.0 and done < total:
-                    return
-                last[0] = now
-                rate = done / max(now - started, 1e-9)
-                left = (total - done) / rate if rate > 0 else 0.0
-                click.echo(
-                    f"reembed ({tier}): {done}/{total} texts, {rate:.0f}/s, ~{left:.0f} s left",
-                    err=True,
-                )
-
+            shown = Progress(f"reembed ({tier})", "texts")
             try:
-                return reembed(log, Sealer(keys), embedder, _CLI, progress)
+                return reembed(log, Sealer(keys), embedder, _CLI, shown)
             except InvalidInput as exc:
                 raise click.ClickException(str(exc)) from exc
+            finally:
+                shown.finish()
         finally:
             keys.close()
     finally:

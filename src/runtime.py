@@ -13,6 +13,7 @@ from .eventlog.keystore import KeyStore
 from .eventlog.lmdb_log import LmdbEventLog
 from .eventlog.sealing import Sealer
 from .memory.core import Core
+from .projections.runner import Progress
 from .proxy.arbiter import UpstreamArbiter
 from .settings import Settings
 
@@ -20,7 +21,7 @@ from .settings import Settings
 class Runtime:
     """Takes the data-dir lock first, then opens the log and the key store."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, progress: Progress | None = None) -> None:
         # One BLAS thread for the process: the matrix products here are small, and waking
         # OpenBLAS's pool on a 2-core machine costs more than it gains and starves requests.
         threadpool_limits(limits=1, user_api="blas")
@@ -58,6 +59,7 @@ class Runtime:
                         self.sealer,
                         reranker=self.reranker,
                         arbiter=self.arbiter,
+                        progress=progress,
                     )
                     # The key that signs log exports: made at the first boot, kept for good.
                     store_key(settings.data_dir)

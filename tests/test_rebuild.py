@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -57,6 +58,9 @@ def test_rebuild_reproduces_what_the_server_serves(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("rebuilt: ")
+    # Not a terminal: the progress is a line per tenth, on standard error, ending complete.
+    shown = [x for x in done.stderr.splitlines() if x.startswith("rebuild  [")]
+    assert shown and re.search(r"100%  (\d+)/\1 records", shown[-1]), done.stderr
 
     with mnemolog_server(data_dir, ENV) as (base_url, _):
         after = snapshot(base_url, ids)

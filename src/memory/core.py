@@ -18,7 +18,7 @@ from ..eventlog.subjects import memory_subject
 from ..projections.memories.projection import MemoryProjection
 from ..projections.memories.snapshots import Snapshots
 from ..projections.readmodels import ReadModels
-from ..projections.runner import ProjectionRunner
+from ..projections.runner import Progress, ProjectionRunner
 from ..settings import Settings
 from .agents import Agents
 from .documents import Ingest
@@ -58,9 +58,11 @@ class Core:
         *,
         reranker: Reranker | None = None,
         arbiter: Arbiter | None = None,
+        progress: Progress | None = None,
     ) -> None:
         """``reranker`` and ``arbiter``: the optional ports, owned by the shell that made them
-        (``runtime.py``); every service gets what it uses here, at construction."""
+        (``runtime.py``); every service gets what it uses here, at construction. ``progress``
+        hears how far opening has folded the log (a restore folds all of it)."""
         root = settings.data_dir / "projections"
         self.memories = MemoryProjection(root / "memories.sqlite3", sealer)
         try:
@@ -116,7 +118,7 @@ class Core:
             scratch=scratch,
         )
         self.runner = ProjectionRunner(log, [*models.in_order(), self.snapshots])
-        self.runner.catch_up()
+        self.runner.catch_up(progress)
         self._recorder = Recorder(log, self.runner)
         # The one seam every shell records through, beside the domain's own events: append
         # atomically, then apply to the projections before answering (``Recorder.record``).

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import lmdb
@@ -41,8 +42,13 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     log_head_digest: str
 
 
-def backup(data_dir: Path, dest: Path) -> Manifest:
-    """Copy the data dir's log and key store into ``dest`` (new, or an empty directory)."""
+def _quiet(step: str) -> None:
+    """Where nobody listens to the steps."""
+
+
+def backup(data_dir: Path, dest: Path, say: Callable[[str], None] = _quiet) -> Manifest:
+    """Copy the data dir's log and key store into ``dest`` (new, or an empty directory);
+    ``say`` hears each step as it starts (the copy is one call of LMDB's, with no progress)."""
     sources = (log_dir(data_dir), keys_dir(data_dir))
     for source in sources:
         if not (source / _DATA).is_file():
@@ -53,8 +59,11 @@ def backup(data_dir: Path, dest: Path) -> Manifest:
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(mode=0o700, parents=True)
     try:
+        say(f"copying the log ({_mib(sources[0] / _DATA)})")
         _compacting_copy(sources[0], staging / "log", max_dbs=4)
+        say(f"copying the key store ({_mib(sources[1] / _DATA)})")
         _compacting_copy(sources[1], staging / "keys", max_dbs=2)
+        say("verifying the copied log")
         report = _verified(staging / "log")
         manifest = Manifest(
             created_at=iso(time.time_ns()) or "",
@@ -71,7 +80,7 @@ def backup(data_dir: Path, dest: Path) -> Manifest:
     return manifest
 
 
-def restore(source: Path, data_dir: Path) -> VerifyReport:
+def restore(source: Path, data_dir: Path, say: Callable[[str], None] = _quiet) -> VerifyReport:
     """Put a backup's log and key store into an empty data dir; the projections are rebuilt
     when the data dir is next opened. The restored log must verify up to the backup's head."""
     try:
@@ -85,10 +94,12 @@ def restore(source: Path, data_dir: Path) -> VerifyReport:
         shutil.rmtree(staging, ignore_errors=True)
         try:
             for name in ("log", "keys"):
+                say(f"copying the {name} ({_mib(source / name / _DATA)})")
                 (staging / name).mkdir(mode=0o700, parents=True)
                 shutil.copyfile(source / name / _DATA, staging / name / _DATA)
                 os.chmod(staging / name / _DATA, 0o600)
                 fsync_tree(staging / name)
+            say("verifying the copied log")
             report = _verified(staging / "log")
             head = (report.head_seq, report.head_digest)
             if head != (manifest.log_head_seq, manifest.log_head_digest):
@@ -104,6 +115,10 @@ def restore(source: Path, data_dir: Path) -> VerifyReport:
             shutil.rmtree(staging, ignore_errors=True)
             raise
     return report
+
+
+def _mib(path: Path) -> str:
+    return f"{path.stat().st_size / 2**20:,.1f} MiB"
 
 
 def _compacting_copy(source: Path, target: Path, *, max_dbs: int) -> None:

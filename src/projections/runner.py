@@ -8,12 +8,14 @@ stopped; ``rebuild`` wipes it and replays from the first record. The write path 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 from ..eventlog import EventLog, StoredRecord
 
 _BATCH = 512
+
+Progress = Callable[[int, int], None]  # (records applied, records to apply)
 
 
 class Projection(Protocol):
@@ -40,24 +42,36 @@ class ProjectionRunner:
         self._projections = list(projections)
         self._lock = threading.Lock()
 
-    def catch_up(self) -> int:
-        """Apply everything the log holds; return the seq every projection has reached."""
-        return self.sync_to(self._log.head().seq)
+    def catch_up(self, progress: Progress | None = None) -> int:
+        """Apply everything the log holds; return the seq every projection has reached.
+        ``progress`` is told how many records are applied, of how many, after each batch."""
+        return self.sync_to(self._log.head().seq, progress=progress)
 
-    def sync_to(self, seq: int, appended: Sequence[StoredRecord] = ()) -> int:
+    def sync_to(
+        self,
+        seq: int,
+        appended: Sequence[StoredRecord] = (),
+        *,
+        progress: Progress | None = None,
+    ) -> int:
         """Apply the log up to ``seq``. ``appended`` are records the caller just appended, as
         the log returned them: when they are exactly what is missing, they are folded as they
         are instead of being read back and decoded (the write path's case)."""
         with self._lock:
             start = min((p.last_seq() for p in self._projections), default=seq) + 1
+            total = max(seq - start + 1, 0)
             batch: list[StoredRecord] = []
             for stored in self._records(start, seq, appended):
                 batch.append(stored)
                 if len(batch) >= _BATCH:
                     self._apply(batch)
                     batch = []
+                    if progress is not None:
+                        progress(stored.seq - start + 1, total)
             if batch:
                 self._apply(batch)
+            if progress is not None and total:
+                progress(total, total)
             return min((p.last_seq() for p in self._projections), default=seq)
 
     def _records(
@@ -79,11 +93,11 @@ class ProjectionRunner:
         """The seq every projection has applied: what a reader sees at least."""
         return min((p.last_seq() for p in self._projections), default=0)
 
-    def rebuild(self) -> int:
+    def rebuild(self, progress: Progress | None = None) -> int:
         with self._lock:
             for projection in self._projections:
                 projection.reset()
-        return self.catch_up()
+        return self.catch_up(progress)
 
     def close(self) -> None:
         with self._lock:

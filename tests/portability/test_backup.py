@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 from pathlib import Path
@@ -77,6 +78,9 @@ def test_backup_while_writing_then_restore_keeps_every_acknowledged_write(
             writer.join(timeout=60)
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("backed up: log head ")
+        steps = ["copying the log (", "copying the key store (", "verifying the copied log"]
+        said = [x.removeprefix("backup: ") for x in done.stderr.splitlines()]
+        assert [next(x for x in said if x.startswith(s)) for s in steps], done.stderr
         assert sorted(p.name for p in dest.iterdir()) == ["keys", "log", "mnemolog-backup.json"]
         again = cli("backup", "--data-dir", str(data_dir), str(dest))
         assert again.returncode == 2 and "not empty" in again.stderr
@@ -84,6 +88,8 @@ def test_backup_while_writing_then_restore_keeps_every_acknowledged_write(
     done = cli("restore", "--data-dir", str(restored), str(dest))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("restored: ") and "projections rebuilt" in done.stdout
+    assert "restore: verifying the copied log" in done.stderr
+    assert re.search(r"restore: rebuilding  \[#+\] 100%  (\d+)/\1 records", done.stderr)
     verified = cli("verify-log", "--data-dir", str(restored))
     assert verified.returncode == 0 and verified.stdout.startswith("ok: ")
     refused = cli("restore", "--data-dir", str(restored), str(dest))
