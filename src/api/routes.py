@@ -7,7 +7,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Annotated, TypeVar
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Scope
@@ -15,7 +15,7 @@ from starlette.types import Scope
 from ..clock import parse_observed_at
 from ..errors import InvalidInput
 from ..eventlog import Actor
-from ..memory import NewMemory, RecallRequest
+from ..memory import MAX_KEY, NewMemory, RecallRequest, check_key
 from ..runtime import Runtime
 from ..views import (
     chain_body,
@@ -45,6 +45,7 @@ from .models import (
 SQL_INT_MAX = 2**63 - 1
 TRACE_HEADER = "x-mnemolog-trace-id"
 TRACE_HEADER_ALIAS = "x-bella-trace-id"  # for clients written against the seed API
+REPLAYED_HEADER = "idempotent-replayed"  # a keyed write's first answer, given again
 
 
 T = TypeVar("T")
@@ -65,7 +66,21 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         return JSONResponse(chain_body(core, memory_id, caller_in(request.scope)))
 
     @router.post("/memories")
-    async def write_memories(request: Request) -> Response:
+    async def write_memories(
+        request: Request,
+        # Described here for the OpenAPI document; the handler reads it from the scope.
+        idempotency_key: Annotated[
+            str | None,
+            Header(
+                alias="Idempotency-Key",
+                min_length=1,
+                max_length=MAX_KEY,
+                pattern="^[ -~]+$",
+                description="Send the write again with the same key and request: the first"
+                " answer again (Idempotent-Replayed: true), nothing written twice",
+            ),
+        ] = None,
+    ) -> Response:
         raw = await read_body(request, max_bytes=limit)
         return reply_response(await hot.write_memories(raw, request.scope))
 
@@ -304,10 +319,20 @@ class HotEndpoints:
             )
             for m in body.memories
         ]
-        writes = self._core.combiner
-        outcomes = await self._offload(lambda: writes.write(body.container_tag, items, actor))
+        key = idempotency_key(scope)
+        headers: dict[str, str] = {}
+        if key is None:
+            writes = self._core.combiner
+            outcomes = await self._offload(lambda: writes.write(body.container_tag, items, actor))
+        else:
+            keyed = self._core.keyed
+            answer = await self._offload(lambda: keyed.write(body.container_tag, items, actor, key))
+            outcomes = answer.outcomes
+            if answer.replayed:
+                headers[REPLAYED_HEADER] = "true"
         return Reply(
-            {"containerTag": body.container_tag, "memories": [outcome_json(o) for o in outcomes]}
+            {"containerTag": body.container_tag, "memories": [outcome_json(o) for o in outcomes]},
+            headers=headers,
         )
 
     async def search(self, raw: bytes, scope: Scope) -> Reply:
@@ -348,6 +373,18 @@ def reply_response(reply: Reply) -> Response:
         media_type="application/json",
         headers=dict(reply.headers),
     )
+
+
+def idempotency_key(scope: Scope) -> str | None:
+    """The request's ``Idempotency-Key`` header, if it sent one (its form is checked by the
+    domain); sent twice, a 400."""
+    found = [v for k, v in scope["headers"] if k == b"idempotency-key"]
+    if not found:
+        return None
+    if len(found) > 1:
+        raise InvalidInput("Idempotency-Key was sent more than once")
+    # latin-1 maps every byte to one character: a byte outside printable ASCII stays visible
+    return check_key(found[0].decode("latin-1"))
 
 
 def _expected_version(supersedes: str | None, expected: int | None) -> int | None:

@@ -31,10 +31,12 @@ from .recall.render import (
 from .recall.service import Recall
 from .world import MemoriesAt, World
 from .writing.decision import Writes
+from .writing.keyed import MAX_KEY, Keyed, KeyedWrites, check_key
 from .writing.submitted import WriteOutcome
 from .writing.versions import NewMemory
 
 __all__ = [
+    "MAX_KEY",
     "MEMORIES_RENDERER",
     "MEMORY_RENDERERS",
     "PROFILE_RENDERER",
@@ -54,6 +56,8 @@ __all__ = [
     "Hit",
     "ImportRow",
     "Ingest",
+    "Keyed",
+    "KeyedWrites",
     "LinkRow",
     "MemoriesAt",
     "NewMemory",
@@ -74,6 +78,7 @@ __all__ = [
     "World",
     "WriteOutcome",
     "Writes",
+    "check_key",
     "digest",
     "injected_source",
     "render_memories",

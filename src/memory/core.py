@@ -42,6 +42,7 @@ from .writing.combiner import WriteCombiner
 from .writing.decision import Writes
 from .writing.fresh_ids import FreshIds
 from .writing.gate import Gate
+from .writing.keyed import KeyedWrites
 from .writing.neighbours import LiveNeighbours
 from .writing.sameness import gates_for
 
@@ -208,6 +209,8 @@ class Core:
         )
         # REST writes arriving together for one container share one decision batch.
         self.combiner = WriteCombiner(self.writes)
+        # Writes sent with an idempotency key: a retry is answered, never written twice.
+        self.keyed = KeyedWrites(combiner=self.combiner, memories=self.memories, sealer=sealer)
         self.recall = Recall.over(
             models,
             recorder=self._recorder,

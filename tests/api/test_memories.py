@@ -78,6 +78,49 @@ def test_write_dedup_supersede_make_one_gapless_chain(server: tuple[httpx.Client
     }
 
 
+def test_an_exact_duplicate_marked_static_makes_a_static_version(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, _ = server
+
+    def post(tag: str, *memories: dict[str, object]) -> list[dict[str, object]]:
+        response = client.post("/memories", json={"containerTag": tag, "memories": memories})
+        assert response.status_code == 200, response.text
+        answer: list[dict[str, object]] = response.json()["memories"]
+        return answer
+
+    text = "Ada is vegetarian"
+    (first,) = write(client, "u-static", text)
+    (static,) = post("u-static", {"content": text, "isStatic": True})
+    assert (static["status"], static["reason"], static["id"], static["version"]) == (
+        "superseded",
+        "static",
+        first["id"],
+        2,
+    )
+    v1, v2 = client.get(f"/memories/{first['id']}").json()["versions"]
+    assert (v1["isStatic"], v2["isStatic"]) == (False, True)
+    assert v1["content"] == v2["content"] == text and v1["validTo"] == v2["validFrom"]
+    # Static already, or without the flag: a duplicate, as before.
+    for item in ({"content": text, "isStatic": True}, {"content": text}):
+        (again,) = post("u-static", item)
+        assert (again["status"], again["id"], again["version"]) == ("deduplicated", first["id"], 2)
+    # In one batch: the chain the batch just made is made static by its second item.
+    made, marked = post("u-static-batch", {"content": text}, {"content": text, "isStatic": True})
+    assert (made["status"], marked["status"], marked["reason"]) == (
+        "created",
+        "superseded",
+        "static",
+    )
+    assert (marked["id"], marked["version"]) == (made["id"], 2)
+    # Naming the memory: the same.
+    (named_static,) = post("u-static-named", {"content": text})
+    (renamed,) = post(
+        "u-static-named", {"content": text, "isStatic": True, "supersedes": named_static["id"]}
+    )
+    assert (renamed["status"], renamed["reason"], renamed["version"]) == ("superseded", "static", 2)
+
+
 def test_recall_serves_the_newest_version_and_as_of_the_old(
     server: tuple[httpx.Client, Path],
 ) -> None:

@@ -12,6 +12,7 @@ from mnemolog.errors import InvalidInput, MnemologError
 from mnemolog.eventlog import Actor
 from mnemolog.memory import NewMemory, WriteOutcome
 from mnemolog.memory.writing.combiner import BatchWriter, Submitted, WriteCombiner
+from mnemolog.memory.writing.keyed import KeySpan, WriteKey
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 
@@ -29,18 +30,25 @@ class Held:
         self.release = threading.Event()
 
     def write(
-        self, container_tag: str, items: Sequence[NewMemory], actor: Actor
+        self,
+        container_tag: str,
+        items: Sequence[NewMemory],
+        actor: Actor,
+        key: WriteKey | None = None,
     ) -> list[WriteOutcome]:
-        return self.inner.write(container_tag, items, actor)
+        return self.inner.write(container_tag, items, actor, key)
 
     def submit_groups(
-        self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
+        self,
+        groups: Sequence[tuple[str, Sequence[NewMemory]]],
+        actor: Actor,
+        keys: Sequence[Sequence[KeySpan]] | None = None,
     ) -> Submitted:
         self.calls.append(sum(len(items) for _, items in groups))
         if len(self.calls) == 1:
             self.entered.set()
             assert self.release.wait(30)
-        return self.inner.submit_groups(groups, actor)
+        return self.inner.submit_groups(groups, actor, keys)
 
 
 @pytest.fixture
@@ -50,14 +58,21 @@ def runtime(tmp_path: Path) -> Iterator[Runtime]:
     opened.close()
 
 
-def run_all(work: list[tuple[str, list[str]]], combiner: WriteCombiner, held: Held) -> list[object]:
-    """Each (container, texts) written by its own thread; the first holds the rest back."""
+def run_all(
+    work: list[tuple[str, list[str]]],
+    combiner: WriteCombiner,
+    held: Held,
+    keys: Sequence[WriteKey | None] = (),
+) -> list[object]:
+    """Each (container, texts) written by its own thread (with its key of ``keys``, if any);
+    the first holds the rest back."""
     results: list[object] = [None] * len(work)
 
     def one(n: int) -> None:
         tag, texts = work[n]
+        key = keys[n] if keys else None
         try:
-            results[n] = combiner.write(tag, [NewMemory(content=t) for t in texts], ACTOR)
+            results[n] = combiner.write(tag, [NewMemory(content=t) for t in texts], ACTOR, key)
         except MnemologError as exc:
             results[n] = exc
 
@@ -99,7 +114,11 @@ class Refusing:
         self.calls: list[list[str]] = []
 
     def write(
-        self, container_tag: str, items: Sequence[NewMemory], actor: Actor
+        self,
+        container_tag: str,
+        items: Sequence[NewMemory],
+        actor: Actor,
+        key: WriteKey | None = None,
     ) -> list[WriteOutcome]:
         (result,) = self.submit_groups([(container_tag, items)], actor).finish()
         if isinstance(result, Exception):
@@ -107,7 +126,10 @@ class Refusing:
         return result
 
     def submit_groups(
-        self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
+        self,
+        groups: Sequence[tuple[str, Sequence[NewMemory]]],
+        actor: Actor,
+        keys: Sequence[Sequence[KeySpan]] | None = None,
     ) -> Done:
         out: list[list[WriteOutcome] | Exception] = []
         for tag, items in groups:
@@ -175,12 +197,19 @@ class Overlapping:
         self.second = threading.Event()
 
     def write(
-        self, container_tag: str, items: Sequence[NewMemory], actor: Actor
+        self,
+        container_tag: str,
+        items: Sequence[NewMemory],
+        actor: Actor,
+        key: WriteKey | None = None,
     ) -> list[WriteOutcome]:
         raise AssertionError("no request is refused here")
 
     def submit_groups(
-        self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
+        self,
+        groups: Sequence[tuple[str, Sequence[NewMemory]]],
+        actor: Actor,
+        keys: Sequence[Sequence[KeySpan]] | None = None,
     ) -> Submitted:
         self.submitted.append([i.content for _, items in groups for i in items])
         first = len(self.submitted) == 1
@@ -230,3 +259,40 @@ def test_the_next_batch_is_submitted_while_the_first_is_made_durable() -> None:
     assert overlapping.submitted == [["first"], ["second"]]
     assert [o.memory_id for o in answers["first"]] == ["mem_first"]
     assert [o.memory_id for o in answers["second"]] == ["mem_second"]
+
+
+def test_keyed_requests_in_one_batch_each_record_their_answer(runtime: Runtime) -> None:
+    """Keyed and unkeyed requests decided together: each keyed one's ``write.keyed`` follows
+    its own events in the append, and folds into the answer its request was given."""
+    core = runtime.core
+    held = Held(core.writes)
+    combiner = WriteCombiner(held)
+    work = [
+        ("kb", ["Kit's boat is called Heron"]),
+        ("kb", ["Kit's boat is moored at pier 4", "Kit's boat is called Heron"]),
+        ("kb", ["Kit sails on Saturdays"]),
+        ("kb", ["Kit's dinghy is orange", "Kit's oar is cracked"]),
+    ]
+    sealed = runtime.sealer.seal_text("container:kb", "fp")
+    keys = [None, WriteKey("d1", sealed), None, WriteKey("d3", sealed)]
+    results = run_all(work, combiner, held, keys)
+    assert held.calls == [1, 5]  # the three others decided in one batch
+    for n, digest in ((1, "d1"), (3, "d3")):
+        row = core.memories.keyed_write("kb", ACTOR.agent_id, digest)
+        answer = results[n]
+        assert row is not None and isinstance(answer, list)
+        assert row.seqs() == [o.seq for o in answer]
+        assert [(o.memory_id, o.version_id, o.status) for o in row.outcomes] == [
+            (o.memory_id, o.version_id, o.status) for o in answer
+        ]
+    assert [o.status for o in results[1]] == ["created", "deduplicated"]  # type: ignore[union-attr]
+    batch = [r.record.kind for r in runtime.log.read()][-7:]
+    assert batch == [
+        "memory.written",
+        "memory.deduplicated",
+        "write.keyed",
+        "memory.written",
+        "memory.written",
+        "memory.written",
+        "write.keyed",
+    ]

@@ -36,6 +36,7 @@ from .memory import (
     ChainRestored,
     ContainerErased,
     Evidence,
+    KeyedOutcome,
     MemoryArbitrated,
     MemoryDeduplicated,
     MemoryEdited,
@@ -45,6 +46,7 @@ from .memory import (
     MemorySuperseded,
     MemoryWritten,
     SubjectErased,
+    WriteKeyed,
 )
 from .portability import DocumentImported, ImportedChain, ImportOrigin, MemoryImported
 from .recall import (
@@ -94,6 +96,7 @@ __all__ = [
     "ImportOrigin",
     "ImportedChain",
     "InjectedSource",
+    "KeyedOutcome",
     "MemoryArbitrated",
     "MemoryCaptured",
     "MemoryDeduplicated",
@@ -121,6 +124,7 @@ __all__ = [
     "SubjectErased",
     "VectorsReembedded",
     "VersionEvent",
+    "WriteKeyed",
     "current_schema",
     "event_tag",
 ]
@@ -167,6 +171,7 @@ AnyEvent: TypeAlias = (
     | MemoryImported
     | DocumentImported
     | RecallUsed
+    | WriteKeyed
 )
 
 # Every event class, read off the union so the list is written once.

@@ -1,5 +1,5 @@
 """Events of a memory chain: written, deduplicated, superseded, linked, edited, split,
-forgotten, restored, erased."""
+forgotten, restored, erased; and the key of a write that may be retried."""
 
 from __future__ import annotations
 
@@ -181,3 +181,34 @@ class ContainerErased(Event, frozen=True, kw_only=True, tag="container.erased"):
     profile: bool
     recalls: int  # recalls whose query was sealed under the container's key
     turns: int  # proxied turns whose tool arguments were
+
+
+class KeyedOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What became of one memory of a keyed write, as its answer said: ids and codes, never
+    text. ``events``: how many records the write appended for it (its seq is the first)."""
+
+    memory_id: str
+    version_id: str
+    version: int
+    status: Literal["created", "superseded", "deduplicated"]
+    events: int
+    similarity: float | None = None
+    reason: str | None = None
+    flags: list[str] = msgspec.field(default_factory=list)
+    possibly_updates: str | None = None
+    possibly_outdated_by: str | None = None
+
+
+class WriteKeyed(Event, frozen=True, kw_only=True, tag="write.keyed"):
+    """A write sent with an ``Idempotency-Key``: appended last among its own events, in the
+    same append, so the key is never recorded without its write nor the write without it.
+    A retry with the key is answered ``outcomes`` again; the records of ``outcomes`` are the
+    ones just before this one. ``key_digest`` is the key's sha256 (never the key);
+    ``fingerprint`` the request's digest, sealed under the container's key like its
+    queries (a digest of text can confirm a guess of it)."""
+
+    container_tag: str
+    agent_id: str
+    key_digest: str
+    fingerprint: Sealed
+    outcomes: list[KeyedOutcome]

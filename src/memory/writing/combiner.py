@@ -10,7 +10,9 @@ while it is made durable and applied.
 
 Within a container the requests are decided in arrival order, exactly as if written one after
 the other. If a container's part fails with a client error (4xx), each of its requests is
-written alone, so only the request at fault gets the error.
+written alone, so only the request at fault gets the error. A request sent with an
+idempotency key (``keyed.py``) carries it through: its ``write.keyed`` event is appended right
+after its own events.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Protocol
 
 from ...errors import CALLER_ERRORS
 from ...eventlog import Actor
+from .keyed import KeySpan, WriteKey
 from .submitted import WriteOutcome
 from .versions import NewMemory
 
@@ -35,20 +38,30 @@ class Submitted(Protocol):
 
 class BatchWriter(Protocol):
     def write(
-        self, container_tag: str, items: Sequence[NewMemory], actor: Actor
+        self,
+        container_tag: str,
+        items: Sequence[NewMemory],
+        actor: Actor,
+        key: WriteKey | None = None,
     ) -> list[WriteOutcome]: ...
 
     def submit_groups(
-        self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
+        self,
+        groups: Sequence[tuple[str, Sequence[NewMemory]]],
+        actor: Actor,
+        keys: Sequence[Sequence[KeySpan]] | None = None,
     ) -> Submitted: ...
 
 
 class _Request:
-    __slots__ = ("container_tag", "done", "items", "lead", "wake")
+    __slots__ = ("container_tag", "done", "items", "key", "lead", "wake")
 
-    def __init__(self, container_tag: str, items: Sequence[NewMemory]) -> None:
+    def __init__(
+        self, container_tag: str, items: Sequence[NewMemory], key: WriteKey | None
+    ) -> None:
         self.container_tag = container_tag
         self.items = items
+        self.key = key
         self.done: Future[list[WriteOutcome]] = Future()
         self.wake = threading.Event()
         self.lead = False
@@ -64,23 +77,26 @@ class WriteCombiner:
         self._writing: set[Actor] = set()
 
     def write(
-        self, container_tag: str, items: Sequence[NewMemory], actor: Actor
+        self,
+        container_tag: str,
+        items: Sequence[NewMemory],
+        actor: Actor,
+        key: WriteKey | None = None,
     ) -> list[WriteOutcome]:
         """Write ``items`` as ``Writes.write`` does, sharing the call with concurrent
-        writes by the same actor."""
-        key = actor
-        request = _Request(container_tag, items)
+        writes by the same actor (``key``: its idempotency key, recorded with it)."""
+        request = _Request(container_tag, items, key)
         with self._lock:
-            self._waiting.setdefault(key, []).append(request)
-            if key not in self._writing:
-                self._writing.add(key)
+            self._waiting.setdefault(actor, []).append(request)
+            if actor not in self._writing:
+                self._writing.add(actor)
                 request.lead = True
         while not request.lead:
             request.wake.wait()
             request.wake.clear()
             if request.done.done():
                 return request.done.result()
-        self._lead(key)
+        self._lead(actor)
         return request.done.result()
 
     def _lead(self, key: Actor) -> None:
@@ -129,8 +145,11 @@ class WriteCombiner:
             (tag, [item for r in requests for item in r.items])
             for tag, requests in by_container.items()
         ]
+        keys = None
+        if any(request.key is not None for request in batch):
+            keys = [_spans(requests) for requests in by_container.values()]
         try:
-            submitted = self._writes.submit_groups(groups, actor)
+            submitted = self._writes.submit_groups(groups, actor, keys)
         except BaseException as exc:  # the embedding pass failed: nothing was written
             return partial(self._failed, actor, batch, exc)
         return partial(self._answer, actor, list(by_container.values()), submitted)
@@ -168,6 +187,20 @@ class WriteCombiner:
 
     def _alone(self, actor: Actor, request: _Request) -> None:
         try:
-            request.done.set_result(self._writes.write(request.container_tag, request.items, actor))
+            request.done.set_result(
+                self._writes.write(request.container_tag, request.items, actor, request.key)
+            )
         except Exception as exc:
             request.done.set_exception(exc)
+
+
+def _spans(requests: list[_Request]) -> list[KeySpan]:
+    """The items of each keyed request among a container's, in order."""
+    spans: list[KeySpan] = []
+    start = 0
+    for request in requests:
+        stop = start + len(request.items)
+        if request.key is not None:
+            spans.append(KeySpan(start, stop, request.key))
+        start = stop
+    return spans

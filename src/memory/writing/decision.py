@@ -13,7 +13,7 @@ the projections plus the heads still in flight.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +34,7 @@ from ..record import Recorder
 from .arbiter import Arbiter, Arbitration
 from .fresh_ids import FreshIds
 from .gate import Gate, Head, Heads
+from .keyed import KeySpan, WriteKey, keyed_event
 from .outcomes import Outcomes, dedup, older_fact, screened
 from .sameness import Gates, Judgement, judge, may_keep
 from .submitted import Decided, SubmittedGroups, WriteOutcome
@@ -113,16 +114,25 @@ class Writes:
         self._at_least = gates.lowest
 
     def write(
-        self, container_tag: str, items: Sequence[NewMemory], actor: Actor
+        self,
+        container_tag: str,
+        items: Sequence[NewMemory],
+        actor: Actor,
+        key: WriteKey | None = None,
     ) -> list[WriteOutcome]:
-        """Write a batch into one container: one embedding pass, one durable append."""
-        (result,) = self.write_groups([(container_tag, items)], actor)
+        """Write a batch into one container: one embedding pass, one durable append
+        (``key``: the idempotency key recorded in it)."""
+        spans = None if key is None else [[KeySpan(0, len(items), key)]]
+        (result,) = self.write_groups([(container_tag, items)], actor, spans)
         if isinstance(result, BaseException):
             raise result
         return result
 
     def write_groups(
-        self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
+        self,
+        groups: Sequence[tuple[str, Sequence[NewMemory]]],
+        actor: Actor,
+        keys: Sequence[Sequence[KeySpan]] | None = None,
     ) -> list[list[WriteOutcome] | Exception]:
         """Write batches into several containers at once: one embedding pass for all of
         them, each decided under its container's lock in turn (never two locks held), their
@@ -131,14 +141,18 @@ class Writes:
         Each group gets its outcomes or the error that stopped it alone; a group that failed
         did not stop the others (a failed embedding pass, before anything is decided, raises).
         """
-        return self.submit_groups(groups, actor).finish()
+        return self.submit_groups(groups, actor, keys).finish()
 
     def submit_groups(
-        self, groups: Sequence[tuple[str, Sequence[NewMemory]]], actor: Actor
+        self,
+        groups: Sequence[tuple[str, Sequence[NewMemory]]],
+        actor: Actor,
+        keys: Sequence[Sequence[KeySpan]] | None = None,
     ) -> SubmittedGroups:
         """The first half of ``write_groups``: embed, decide and submit the appends. The
         writes are in flight when this returns: later decisions see their heads, so the next
-        batch can be decided while this one is made durable and applied (``finish``)."""
+        batch can be decided while this one is made durable and applied (``finish``).
+        ``keys``: for each group, its requests sent with an idempotency key."""
         if self._trust is not None:
             self._trust.refuse_distrusted(actor)  # before anything is embedded or decided
         texts = [item.content for _, items in groups for item in items]
@@ -154,8 +168,11 @@ class Writes:
                 start += len(items)
                 if not items:
                     continue
+                spans = keys[n] if keys else ()
                 try:
-                    submitted.decided.append(self._submit(n, container_tag, items, chunk, actor))
+                    submitted.decided.append(
+                        self._submit(n, container_tag, items, chunk, actor, spans)
+                    )
                 except Exception as exc:
                     results[n] = exc
         except BaseException:
@@ -170,9 +187,11 @@ class Writes:
         items: Sequence[NewMemory],
         vectors: npt.NDArray[np.float32],
         actor: Actor,
+        spans: Sequence[KeySpan] = (),
     ) -> Decided:
         """Decide one container's writes under its lock and submit their append; the heads
-        they make stay *in flight* (seen by the next decisions) until the gate lands them."""
+        they make stay *in flight* (seen by the next decisions) until the gate lands them.
+        Each keyed request's ``write.keyed`` follows its own events in the append."""
         # Ids for the chains this batch may start, their keys already durable (made ahead,
         # outside any lock); those its decisions do not use go back to the pool.
         unused = self._fresh.take(len(items))
@@ -182,6 +201,7 @@ class Writes:
             for item, vector in zip(items, vectors, strict=True)
         ]
         token = object()
+        ends = {span.stop: span for span in spans}
         with self._gate.lock(container_tag):
             batch = self._gate.in_flight(container_tag)
             drafts: list[Draft] = []
@@ -213,6 +233,11 @@ class Writes:
                 drafts.extend(Draft(actor, event) for event in events)
                 outcomes.append(outcome)
                 counts.append(len(events))
+                if ends and (span := ends.get(len(outcomes))) is not None:
+                    at = slice(span.start, span.stop)
+                    keyed = keyed_event(container_tag, actor, span.key, outcomes[at], counts[at])
+                    drafts.append(Draft(actor, keyed))
+                    counts[-1] += 1  # the next write's first record comes after it
             self._fresh.give_back(unused)
             future = self._recorder.submit(drafts)
             made = {o.memory_id for o in outcomes if o.status != "deduplicated"}
@@ -245,11 +270,9 @@ class Writes:
             return self._explicit(container_tag, item, digest, vector, batch, fresh_ids)
         head = batch.with_hash(digest)  # the batch's own chains first: they are the newest
         if head is not None:
-            return dedup(container_tag, head.memory_id, head.version_id, head.version)
+            return self._again(container_tag, item, vector, head, batch)
         if duplicate is not None and duplicate.memory_id not in batch:
-            return dedup(
-                container_tag, duplicate.memory_id, duplicate.version_id, duplicate.version
-            )
+            return self._again(container_tag, item, vector, _head_of(duplicate), batch)
         same, possible = (
             self._judged(item, vector, near, batch) if item.auto_supersede else (None, None)
         )
@@ -296,6 +319,21 @@ class Writes:
         link = made.outdated if older_fact(item, head) else made.linked
         linked, outcome = link(container_tag, outcome, head, judgement)
         return [*events, linked], outcome
+
+    def _again(
+        self,
+        container_tag: str,
+        item: NewMemory,
+        vector: npt.NDArray[np.float32],
+        head: Head,
+        batch: Heads,
+        rule: Literal["automatic", "explicit"] = "automatic",
+    ) -> tuple[list[AnyEvent], WriteOutcome]:
+        """The exact text of a live chain's head again: a duplicate, unless it makes the
+        memory static (then the flag would be lost)."""
+        if item.is_static and not head.is_static:
+            return self._made.made_static(container_tag, item, vector, head, batch, rule)
+        return dedup(container_tag, head.memory_id, head.version_id, head.version)
 
     def _judged(
         self,
@@ -366,6 +404,7 @@ class Writes:
                 content_hash(text),
                 None,
                 observed_at=latest.observed_at,
+                is_static=latest.is_static,
             )
             stored = dict(self._memories.vectors_of([latest.row_id])).get(latest.row_id)
             target_vector = None if stored is None else unit(from_bytes(stored).reshape(1, -1))[0]
@@ -374,7 +413,7 @@ class Writes:
                 f"memory {memory_id!r} is at version {head.version}, not {item.expected_version}"
             )
         if head.content_hash == digest:
-            return dedup(container_tag, head.memory_id, head.version_id, head.version)
+            return self._again(container_tag, item, vector, head, batch, "explicit")
         similarity = 0.0 if target_vector is None else float(target_vector @ vector)
         judgement = judge(text, item.content, similarity, self._gates)
         made = self._made
@@ -391,4 +430,12 @@ def _live_latest(row: VersionRow) -> bool:
 
 
 def _head_of(row: VersionRow) -> Head:
-    return Head(row.memory_id, row.version_id, row.version, "", None, observed_at=row.observed_at)
+    return Head(
+        row.memory_id,
+        row.version_id,
+        row.version,
+        "",
+        None,
+        observed_at=row.observed_at,
+        is_static=row.is_static,
+    )

@@ -37,6 +37,7 @@ class Head(msgspec.Struct):
     # When its fact was true (UTC ns; None: when it is recorded): a write whose fact is older
     # never replaces it.
     observed_at: int | None = None
+    is_static: bool = False  # its text again with ``isStatic`` makes a version, not a dedup
 
 
 class Heads:

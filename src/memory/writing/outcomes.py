@@ -56,7 +56,18 @@ class Outcomes:
             container_tag=container_tag,
             **version_fields(self._sealer, memory_subject(memory_id), item, vector),
         )
-        batch.add(Head(memory_id, version_id, 1, digest, vector, item.content, fact_time(item)))
+        batch.add(
+            Head(
+                memory_id,
+                version_id,
+                1,
+                digest,
+                vector,
+                item.content,
+                fact_time(item),
+                is_static=item.is_static,
+            )
+        )
         return [event], WriteOutcome(
             memory_id=memory_id, version_id=version_id, version=1, status="created"
         )
@@ -216,6 +227,7 @@ class Outcomes:
                 vector,
                 item.content,
                 fact_time(item),
+                is_static=item.is_static,
             )
         )
         return [event], WriteOutcome(
@@ -226,6 +238,21 @@ class Outcomes:
             similarity=similarity,
             reason=evidence.reason,
         )
+
+    def made_static(
+        self,
+        container_tag: str,
+        item: NewMemory,
+        vector: npt.NDArray[np.float32],
+        head: Head,
+        batch: Heads,
+        rule: Literal["automatic", "explicit"],
+    ) -> tuple[list[AnyEvent], WriteOutcome]:
+        """The exact text of ``head`` again with ``isStatic``, where ``head`` is not static: the
+        flag changes the memory, so it is version n+1 with the same text (reason ``static``);
+        a duplicate would drop it."""
+        evidence = Evidence(rule=rule, reason="static", shared_words=1.0)
+        return self.superseded(container_tag, item, vector, head, 1.0, batch, evidence)
 
 
 def screened(

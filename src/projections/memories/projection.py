@@ -34,8 +34,10 @@ from ...eventlog.events import (
     ReembedStarted,
     SubjectErased,
     VectorsReembedded,
+    WriteKeyed,
 )
 from ...texts import content_hash
+from .keyed import KeyedWriteTable
 from .queries import MemoryQueries
 from .rows import INSERT_VERSION, SCHEMA
 
@@ -44,13 +46,14 @@ def _encode_receipt(event: ContainerErased) -> str:
     return msgspec.json.encode(event).decode()
 
 
-class MemoryProjection(MemoryQueries):
+class MemoryProjection(MemoryQueries, KeyedWriteTable):
     """Chains and versions in ``memories.sqlite3``; reads are safe from any thread."""
 
     name = "memories"
     schema = SCHEMA
-    # 2: versions.context; 3: links; 4: splits; 5: erasures, profile_history; 6: chain_events
-    schema_version = 6
+    # 2: versions.context; 3: links; 4: splits; 5: erasures, profile_history; 6: chain_events;
+    # 7: keyed_writes
+    schema_version = 7
     folds = (
         MemoryWritten,
         MemorySplit,
@@ -70,6 +73,7 @@ class MemoryProjection(MemoryQueries):
         ReembedCompleted,
         ProfileUpdated,
         MemoryFlagged,
+        WriteKeyed,
     )
 
     def __init__(self, path: Path, sealer: Sealer) -> None:
@@ -256,6 +260,8 @@ class MemoryProjection(MemoryQueries):
                 )
             case ReembedCompleted():
                 self._conn.execute("DELETE FROM meta WHERE key = 'reembedding'")
+            case WriteKeyed():
+                self._fold_keyed(record.seq, event)
             case ProfileUpdated():
                 profile = self._sealer.open_text(event.profile)
                 self._conn.execute(
@@ -445,6 +451,7 @@ class MemoryProjection(MemoryQueries):
             where, arg = "container_tag = ?", event.container_tag
             self._conn.execute("DELETE FROM profiles WHERE container_tag = ?", (arg,))
             self._conn.execute("DELETE FROM profile_history WHERE container_tag = ?", (arg,))
+            self._erase_keyed(arg)
             self._live.pop(event.container_tag, None)
             for memory_id, (container, _) in list(self._live_row.items()):
                 if container == event.container_tag:

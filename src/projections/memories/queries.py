@@ -539,16 +539,17 @@ class MemoryQueries(MemoryAudit):
         """Every table's rows, ordered: for comparing two projections."""
         with self._lock:
             return {
-                table: self._conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
-                for table in (
-                    "chains",
-                    "versions",
-                    "vectors",
-                    "dedups",
-                    "profiles",
-                    "imports",
-                    "links",
-                    "splits",
+                table: self._conn.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
+                for table, order in (
+                    ("chains", "1"),
+                    ("versions", "1"),
+                    ("vectors", "1"),
+                    ("dedups", "1"),
+                    ("profiles", "1"),
+                    ("imports", "1"),
+                    ("links", "1"),
+                    ("splits", "1"),
+                    ("keyed_writes", "seq"),
                 )
             }
 

@@ -6,9 +6,10 @@ provenance; ``row_id`` is the seq of the event that made it, and the label of th
 the vector and full-text indexes), ``vectors`` (each version's embedding, read back for
 diversity reordering), ``imports`` (where imported versions and documents came from),
 ``dedups``, ``links`` (a newer memory that may update an older one: both live, the older
-marked possibly outdated), ``splits`` (a chain started from a version of another) and
-``meta``. A chain's versions form a gapless timeline in
-log time: ``valid_from`` inclusive, ``valid_to`` exclusive, stamped from one event.
+marked possibly outdated), ``splits`` (a chain started from a version of another),
+``keyed_writes`` (the answer of each write sent with an idempotency key) and ``meta``.
+A chain's versions form a gapless timeline in log time: ``valid_from`` inclusive,
+``valid_to`` exclusive, stamped from one event.
 """
 
 from __future__ import annotations
@@ -141,6 +142,16 @@ CREATE TABLE IF NOT EXISTS chain_events (
     detail TEXT
 );
 CREATE INDEX IF NOT EXISTS chain_events_by_memory ON chain_events(memory_id);
+-- Writes sent with an Idempotency-Key (``write.keyed``): what a retry is answered. No text.
+CREATE TABLE IF NOT EXISTS keyed_writes (
+    container_tag TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    key_digest TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    outcomes TEXT NOT NULL,
+    PRIMARY KEY (container_tag, agent_id, key_digest)
+);
 """
 
 
