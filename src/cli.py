@@ -54,13 +54,20 @@ class _LazyGroup(click.Group):
     ``verify-log`` stays light."""
 
     lazy: ClassVar[dict[str, tuple[str, str]]] = {
+        "add": ("mnemolog.verbs_cli", "add_command"),
         "erase": ("mnemolog.erase_cli", "erase_command"),
+        "forget": ("mnemolog.verbs_cli", "forget_command"),
+        "get": ("mnemolog.verbs_cli", "get_command"),
+        "import": ("mnemolog.import_cli", "import_command"),
+        "list": ("mnemolog.verbs_cli", "list_command"),
         "keys": ("mnemolog.keys_cli", "keys_group"),
         "mcp": ("mnemolog.mcp_server.command", "mcp_command"),
         "mcp-config": ("mnemolog.mcp_server.client_config", "mcp_config_command"),
         "reembed": ("mnemolog.reembed_cli", "reembed_command"),
         "replay": ("mnemolog.replay.command", "replay_command"),
         "review-supersedes": ("mnemolog.replay.review", "review_command"),
+        "search": ("mnemolog.verbs_cli", "search_command"),
+        "stats": ("mnemolog.verbs_cli", "stats_command"),
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

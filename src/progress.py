@@ -61,7 +61,7 @@ class Progress:
 
     def _line(self, done: int, total: int, now: float) -> str:
         took = now - self.started
-        share = done / total if total > 0 else 1.0
+        share = min(done / total, 1.0) if total > 0 else 1.0
         filled = round(share * _WIDTH)
         bar = "#" * filled + "." * (_WIDTH - filled)
         left = ""

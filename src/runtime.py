@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from threadpoolctl import threadpool_limits
 
@@ -13,7 +14,6 @@ from .eventlog.keystore import KeyStore
 from .eventlog.lmdb_log import LmdbEventLog
 from .eventlog.sealing import Sealer
 from .memory.core import Core
-from .projections.runner import Progress
 from .proxy.arbiter import UpstreamArbiter
 from .settings import Settings
 
@@ -21,7 +21,9 @@ from .settings import Settings
 class Runtime:
     """Takes the data-dir lock first, then opens the log and the key store."""
 
-    def __init__(self, settings: Settings, *, progress: Progress | None = None) -> None:
+    def __init__(
+        self, settings: Settings, *, progress: Callable[[int, int], None] | None = None
+    ) -> None:
         # One BLAS thread for the process: the matrix products here are small, and waking
         # OpenBLAS's pool on a 2-core machine costs more than it gains and starves requests.
         threadpool_limits(limits=1, user_api="blas")

@@ -7,8 +7,11 @@
     memory       the domain                       -> projections, embedding, eventlog, foundation
     web          what the HTTP shells share       -> memory, embedding, eventlog, foundation
     shells       api, proxy, replay, portability, audit, mcp_server, runtime, cli, keys_cli,
-                 reembed_cli, erase_cli, relay_cli, cli_options, serving, banner, views, ui
-                 -> memory, embedding, eventlog, web, foundation, each other; never a projection
+                 reembed_cli, erase_cli, relay_cli, verbs_cli, import_cli, reach, progress,
+                 cli_options, serving, banner, views, ui
+                 -> memory, embedding, eventlog, web, client, foundation, each other; never a
+                 projection
+    client       the REST API's Python client     -> foundation only: it speaks HTTP, nothing else
 
 Every import in ``src/`` is read with ``ast`` (also those inside functions and under
 ``TYPE_CHECKING``), resolved to the module it names, and held against these rules; the parts
@@ -44,6 +47,10 @@ SHELLS = {
     "ui",
     "banner",
     "relay_cli",
+    "verbs_cli",
+    "import_cli",
+    "reach",
+    "progress",
 }
 BELOW: dict[str, set[str]] = {
     "foundation": set(),
@@ -52,7 +59,8 @@ BELOW: dict[str, set[str]] = {
     "projections": {"embedding", "eventlog", "foundation"},
     "memory": {"projections", "embedding", "eventlog", "foundation"},
     "web": {"memory", "embedding", "eventlog", "foundation"},
-    "shells": {"memory", "embedding", "eventlog", "web", "foundation"},
+    "shells": {"memory", "embedding", "eventlog", "web", "client", "foundation"},
+    "client": {"foundation"},
 }
 
 
@@ -252,6 +260,7 @@ COMPOSED = {
     "erasure",
     "importer",
     "ingest",
+    "keyed",
     "quarantine",
     "recall",
     "rollbacks",

@@ -35,6 +35,7 @@ from .portability_routes import portability_routes
 from .query import known_query_only
 from .reference import serve_reference
 from .routes import HotEndpoints, memory_routes
+from .stats_routes import stats_routes
 
 API_THREADS = 64
 
@@ -82,6 +83,7 @@ def create_app(runtime: Runtime) -> ASGIApp:
     app.include_router(audit_routes(runtime))
     app.include_router(agent_routes(runtime))
     app.include_router(oversight_routes(runtime))
+    app.include_router(stats_routes(runtime))
     core = runtime.core
     services = Services(
         settings=settings,

@@ -23,7 +23,7 @@ from ..servers import MNEMOLOG, app_server
 from .conftest import EMBEDDER, Served, serve, session
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
-DATA_DIR = "/home/you/mnemolog-data"
+DATA_DIR = "/home/you/.local/share/mnemolog"
 DEFAULT_MCP_URL = "http://127.0.0.1:8080/mcp"
 DEFAULT_V1 = "http://127.0.0.1:8080/v1"
 
