@@ -15,6 +15,7 @@ With keys live, every way needs a key in ``$MNEMOLOG_API_KEY``, as any client do
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ __all__ = ["reach"]
 
 SOCKET = "cli.sock"  # in the data dir, while a command serves it in process
 _START_SECONDS = 120  # a first start may distil the embedder
+_SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
 
 @contextmanager
@@ -63,7 +65,9 @@ def _served_here(settings: Settings) -> Iterator[Path]:
     quiet = msgspec.structs.replace(settings, access_log=False)  # not on the terminal
     runtime = Runtime(quiet)
     try:
-        socket_path = quiet.data_dir / SOCKET
+        socket_path = quiet.data_dir.resolve() / SOCKET
+        if len(str(socket_path)) > _SOCKET_PATH_MAX:  # too long for a Unix socket's address
+            socket_path = Path(tempfile.mkdtemp(prefix="mnemolog-")) / SOCKET  # mode 0700
         socket_path.unlink(missing_ok=True)  # one a killed command left
         config = uvicorn.Config(
             create_app(runtime), uds=str(socket_path), log_level="warning", access_log=False
@@ -82,5 +86,7 @@ def _served_here(settings: Settings) -> Iterator[Path]:
             server.should_exit = True
             thread.join(timeout=30)
             socket_path.unlink(missing_ok=True)
+            if socket_path.parent != quiet.data_dir.resolve():
+                socket_path.parent.rmdir()
     finally:
         runtime.close()

@@ -115,3 +115,11 @@ def test_without_a_server_the_verb_opens_the_data_dir_and_lets_it_go(tmp_path: P
 def test_a_url_that_answers_nothing_is_named(tmp_path: Path) -> None:
     done = run(tmp_path, "stats", "--url", "http://127.0.0.1:9", ok=False)
     assert done.returncode == 1 and "http://127.0.0.1:9" in done.stderr
+
+
+def test_a_data_dir_too_deep_for_a_socket_is_served_all_the_same(tmp_path: Path) -> None:
+    data_dir = tmp_path / ("deep" * 12) / ("deeper" * 8) / "data"
+    assert len(str(data_dir / "cli.sock")) > 108
+    written = answer(data_dir, "add", "Cy sails a dinghy", "-c", "cy")
+    memories = written["memories"]
+    assert isinstance(memories, list) and memories[0]["status"] == "created"
