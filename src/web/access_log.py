@@ -8,9 +8,9 @@ proxy, ``/events``) is logged when it ends, with how long it lasted. Nothing of 
 or a cookie is logged; the path is, with its query string, as the client sent it.
 
 Successful polls of ``/health`` and the dashboard's and API page's static files are left out:
-they say nothing and would drown the rest. Measured against no access log, in one run of 300
-writes, 300 searches and 500 health checks over HTTP: the write and search p50 moved within
-noise, a health check's by about 0.08 ms.
+they say nothing and would drown the rest. Measured against no access log, three interleaved
+rounds of 300 single writes and 300 searches over HTTP, the lines written to a file: write p50
+3.30 / 3.45 / 3.56 ms against 3.22 / 3.46 / 3.46 ms, search p50 the same to 0.02 ms.
 """
 
 from __future__ import annotations
