@@ -1,4 +1,5 @@
-"""Where a write and a search spend their time, stage by stage, at each store size.
+"""Where a write and a search spend their time, stage by stage, and a memory its bytes on disk,
+at each store size.
 
     .venv/bin/python bench/profile.py                              # 10k and 100k, fast tier
     .venv/bin/python bench/profile.py --sizes 10000 --writes 200 --json
@@ -16,6 +17,8 @@ of 500, in process), then single writes and searches are timed:
 - **over HTTP**, the same data dir served by ``mnemolog serve`` (access log on, as shipped):
   the difference between the HTTP p50 and the in-process p50 is the server, parsing and
   loopback.
+
+Then the bytes each part of the data dir takes on disk (allocated blocks) per memory written.
 
 Medians of per-call sums; the write's total is the p50 of whole calls, so the stages need not
 add up to it exactly (the rest is the combiner's hand-offs and the answer).
@@ -218,6 +221,21 @@ def over_http(data_dir: Path, texts: Iterator[str], writes: int, searches: int) 
         server.wait(timeout=60)
 
 
+def on_disk(data_dir: Path) -> dict[str, int]:
+    """Bytes allocated on disk by each part of a data dir (a projection's files together)."""
+    parts: dict[str, int] = defaultdict(int)
+    for path in data_dir.rglob("*"):
+        if not path.is_file():
+            continue
+        relative = path.relative_to(data_dir).parts
+        if relative[0] == "projections" and len(relative) > 1:
+            part = "projections/" + relative[1].split(".")[0]
+        else:
+            part = relative[0] if len(relative) > 1 else "other"
+        parts[part] += path.stat().st_blocks * 512
+    return dict(sorted(parts.items()))
+
+
 def profile(size: int, writes: int, searches: int, workdir: Path) -> dict[str, Any]:
     data_dir = workdir / f"store-{size}"
     texts = memory_texts(seed=size)
@@ -225,6 +243,8 @@ def profile(size: int, writes: int, searches: int, workdir: Path) -> dict[str, A
     found = in_process(data_dir, size, texts, writes, searches)
     found["http"] = over_http(data_dir, texts, writes, searches)
     found["size"] = size
+    found["disk"] = on_disk(data_dir)  # after the server stopped: the indexes are saved
+    found["memories"] = size + 2 * writes  # filled, then single writes in process and over HTTP
     return found
 
 
@@ -275,8 +295,30 @@ def page(runs: list[dict[str, Any]], command: str) -> str:
         + head
         + rule
         + rows("search")
-        + "\nA search's stages are those its trace records (`GET /inspect/{traceId}`).\n"
+        + "\nA search's stages are those its trace records (`GET /inspect/{traceId}`).\n\n"
+        "## Bytes on disk per memory\n\n"
+        "Allocated bytes of each part of the data dir divided by the memories written, after"
+        " the server stopped (indexes saved).\n\n"
+        + head.replace("stage", "part")
+        + rule
+        + disk_rows(runs)
     )
+
+
+def disk_rows(runs: list[dict[str, Any]]) -> str:
+    parts = sorted({part for run in runs for part in run["disk"]})
+    lines = [
+        f"| {part} | "
+        + " | ".join(f"{run['disk'].get(part, 0) / run['memories']:,.0f}" for run in runs)
+        + " |"
+        for part in parts
+    ]
+    lines.append(
+        "| **total** | "
+        + " | ".join(f"**{sum(run['disk'].values()) / run['memories']:,.0f}**" for run in runs)
+        + " |"
+    )
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
