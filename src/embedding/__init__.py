@@ -11,7 +11,7 @@
 from .encoders import E5_SMALL, ENCODERS, MINILM_L6, EncoderSpec
 from .identity import EmbedderIdentity
 from .pinning import check_pin
-from .port import Embedder, embed_bytes, from_bytes
+from .port import Embedder, embed_bytes, embed_rows_bytes, from_bytes
 from .quality import MODEL_SHA256, QUALITY_DIMENSION, QUALITY_NAME, QualityEmbedder
 from .rerank import (
     RERANKER_NAME,
@@ -64,6 +64,7 @@ __all__ = [
     "check_pin",
     "choose_tier",
     "embed_bytes",
+    "embed_rows_bytes",
     "from_bytes",
     "known_embedders",
     "load_or_build_static",

@@ -10,7 +10,7 @@ from typing import Literal
 
 import msgspec
 
-from ..embedding.port import Embedder, embed_bytes
+from ..embedding.port import Embedder, embed_rows_bytes
 from ..errors import InvalidInput
 from ..eventlog import Actor, Appended, Draft, Sealer
 from ..eventlog.events import AnyEvent, DocumentIngested
@@ -104,9 +104,7 @@ class Ingest:
                 content=self._sealer.seal_text(subject, content),
                 title=None if title is None else self._sealer.seal_text(subject, title),
                 metadata=seal_metadata(self._sealer, subject, metadata),
-                chunk_embeddings=self._sealer.seal(
-                    subject, b"".join(embed_bytes(v) for v in vectors)
-                ),
+                chunk_embeddings=self._sealer.seal(subject, embed_rows_bytes(vectors)),
                 chunker=CHUNKER,
                 flags=flags,
             )

@@ -25,7 +25,7 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from ..embedding.port import from_bytes
+from ..embedding.port import from_bytes, row_count, split_rows
 from ..eventlog import Sealer, StoredRecord
 from ..eventlog.events import (
     DocumentIngested,
@@ -147,7 +147,7 @@ class DocumentSource:
     def __init__(self, sealer: Sealer, documents: DocumentProjection, dimension: int) -> None:
         self._sealer = sealer
         self._documents = documents
-        self._width = dimension * 4  # float32 bytes per chunk vector
+        self._dimension = dimension
 
     def entries(self, stored: StoredRecord, *, vectors: bool = True) -> list[Entry]:
         event = stored.record.event
@@ -158,15 +158,12 @@ class DocumentSource:
             return []
         sealed = event.chunk_embeddings if vectors else None
         opened = None if sealed is None else self._sealer.open(sealed)
+        pieces = chunk(text)
+        rows = None if opened is None else split_rows(opened, len(pieces))
         base = stored.seq * CHUNK_SLOTS
         return [
-            Entry(
-                base + i,
-                event.container_tag,
-                piece.text,
-                None if opened is None else opened[i * self._width : (i + 1) * self._width],
-            )
-            for i, piece in enumerate(chunk(text))
+            Entry(base + i, event.container_tag, piece.text, None if rows is None else rows[i])
+            for i, piece in enumerate(pieces)
         ]
 
     def erased(self, event: SubjectErased) -> list[int]:
@@ -176,15 +173,14 @@ class DocumentSource:
         return self._documents.vectors_through(through)
 
     def reembedded(self, event: VectorsReembedded) -> list[Entry]:
-        out = []
+        out: list[Entry] = []
         for item in event.documents:
             opened = self._sealer.open(item.embedding)
             if opened is None:
                 continue
             base = item.seq * CHUNK_SLOTS
-            for i in range(len(opened) // self._width):
-                row = opened[i * self._width : (i + 1) * self._width]
-                out.append(Entry(base + i, "", "", row))
+            rows = split_rows(opened, row_count(opened, self._dimension)) or []
+            out.extend(Entry(base + i, "", "", row) for i, row in enumerate(rows))
         return out
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...embedding.identity import EmbedderIdentity
-from ...embedding.port import Embedder, embed_bytes
+from ...embedding.port import Embedder, embed_rows_bytes
 from ...errors import InvalidInput
 from ...eventlog import Actor, Draft, EventLog, Sealer
 from ...eventlog.events import (
@@ -116,7 +116,7 @@ def reembed(
         for item in batch:
             rows = vectors[at : at + len(item.texts)]
             at += len(item.texts)
-            raw = b"".join(embed_bytes(row) for row in rows)
+            raw = embed_rows_bytes(rows)
             made = ReembeddedVector(
                 seq=item.seq, embedding=sealer.seal(item.subject, raw), version_id=item.version_id
             )

@@ -23,7 +23,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from ...embedding.port import Embedder, embed_bytes, from_bytes
+from ...embedding.port import Embedder, float32_bytes, from_bytes
 from ...embedding.rerank import Reranker
 from ...errors import RerankerUnavailable
 from ...eventlog import Actor, Appended, Draft, Sealer
@@ -101,7 +101,7 @@ def _searched(index: FullTextIndex) -> int:
 def vector_digest(vector: npt.NDArray[np.floating]) -> str:
     """sha256 of a query vector's float32 bytes: lets a replay prove it embedded the query
     exactly as the recall did, without storing the vector."""
-    return hashlib.sha256(embed_bytes(vector)).hexdigest()
+    return hashlib.sha256(float32_bytes(vector)).hexdigest()
 
 
 class Recall:

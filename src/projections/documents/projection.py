@@ -15,6 +15,7 @@ from pathlib import Path
 
 import msgspec
 
+from ...embedding.port import split_rows
 from ...eventlog import Sealer, StoredRecord
 from ...eventlog.events import (
     DocumentForgotten,
@@ -365,8 +366,7 @@ class DocumentProjection(SqliteProjection):
 
 
 def _rows(raw: bytes | None, count: int) -> list[bytes | None]:
-    """The ``count`` float32 rows of a document's chunk vectors (Nones when it has none)."""
-    if raw is None or count == 0 or len(raw) % count:
-        return [None] * count
-    width = len(raw) // count
-    return [raw[i * width : (i + 1) * width] for i in range(count)]
+    """The ``count`` vectors of a document's chunks, one stored field each (Nones when it has
+    none)."""
+    rows = None if raw is None else split_rows(raw, count)
+    return [None] * count if rows is None else list(rows)
