@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -464,6 +465,18 @@ def _spread(s: dict[str, Any], digits: int = 2) -> str:
 
 def _rel(path: Path, page: Path) -> str:
     return os.path.relpath(path, page.parent).replace(os.sep, "/")
+
+
+def kept_sections(page: Path) -> str:
+    """The sections other scripts write into the page between their markers (``<!-- name -->``
+    ... ``<!-- /name -->``, as ``bench/scale.py`` does), carried over when it is rewritten."""
+    if not page.exists():
+        return ""
+    text = page.read_text(encoding="utf-8")
+    return "".join(
+        f"\n{match.group(0)}\n"
+        for match in re.finditer(r"<!-- ([\w.]+) -->\n.*?<!-- /\1 -->", text, flags=re.DOTALL)
+    )
 
 
 def render(report: dict[str, Any], page: Path, made: dict[str, Path]) -> str:
@@ -939,7 +952,8 @@ def main(argv: list[str] | None = None) -> int:
     progress("plots and the page")
     made = plots(report, plots_dir)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(report, args.out, made), encoding="utf-8")
+    page = render(report, args.out, made)
+    args.out.write_text(page + kept_sections(args.out), encoding="utf-8")
     if args.json is not None:
         report["plots"] = {k: str(v) for k, v in made.items()}
         args.json.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
