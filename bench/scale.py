@@ -162,7 +162,8 @@ def run_mnemolog(plan: Plan, facts: list[Fact], workdir: Path) -> dict[str, floa
             for first in range(0, plan.size, FILL_BATCH):
                 write(first, min(FILL_BATCH, plan.size - first))
                 if first and first % 100_000 == 0:
-                    progress(f"  mnemolog filled {first:,}")
+                    elapsed = time.perf_counter() - started
+                    progress(f"  mnemolog filled {first:,} in {elapsed:,.0f} s")
             fill_s = time.perf_counter() - started
             at = plan.size
 
