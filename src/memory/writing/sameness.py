@@ -244,7 +244,9 @@ def _rephrased(region: tuple[str, int, int, int, int], b: list[str]) -> bool:
 def may_keep(old: str, new: str, similarity: float, gates: Gates) -> bool:
     """Whether ``new`` may keep every word of ``old`` (only then can it supersede it): a
     test of their word sets, without aligning them."""
-    return _may_keep(prepared(old), prepared(new), similarity, gates)
+    # The cosine first: most close pairs of a store fall under the supersede gate, and it
+    # spares reading the words of each (a cache miss in a big container).
+    return similarity >= gates.same and prepared(old).stems <= prepared(new).stems
 
 
 def _may_keep(old: Prepared, new: Prepared, similarity: float, gates: Gates) -> bool:
