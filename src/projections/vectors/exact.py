@@ -58,8 +58,12 @@ def stored_matrix(found: Sequence[tuple[int, bytes]]) -> StoredVectors | None:
         return StoredVectors(np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32))
     labels = np.fromiter((r for r, _ in found), dtype=np.int64, count=len(found))
     lengths = np.fromiter((len(v) for _, v in found), dtype=np.int64, count=len(found))
+    kinds = np.unique(lengths).tolist()
+    if len(kinds) == 1:  # the usual store: its matrix as decoded, not copied again
+        only = stacked_vectors([v for _, v in found])
+        return None if only is None else StoredVectors(labels, only)
     data: NDArray[np.float32] | None = None
-    for length in np.unique(lengths).tolist():
+    for length in kinds:
         rows = np.flatnonzero(lengths == length)
         block = stacked_vectors([found[i][1] for i in rows.tolist()])
         if block is None or (data is not None and block.shape[1] != data.shape[1]):
@@ -158,6 +162,18 @@ class Mirror:
         found[found] = stored[rows[found]] == wanted[found]
         return np.asarray(rows[found], dtype=np.int64)
 
+    def adopt(self, labels: NDArray[np.int64], unit: NDArray[np.float32]) -> None:
+        """Take ``unit`` (rows of ascending ``labels``) as the whole matrix, without a copy:
+        the fill of an empty mirror at boot (at 1M rows each copy is a GiB)."""
+        assert not self.row_of, "adopt fills an empty mirror"
+        listed = labels.tolist()
+        self.matrix, self.labels = unit, labels
+        self.row_of = dict(zip(listed, range(len(listed)), strict=True))
+        self.ascending = bool(np.all(labels[1:] > labels[:-1]))
+        self.top = max(listed, default=-1)
+        if not self.ascending:
+            self.sort()
+
     def sort(self) -> None:
         """Put the rows in label order (after a fill that raced with adds)."""
         count = len(self.row_of)
@@ -239,6 +255,13 @@ def unit(data: NDArray[np.float32]) -> NDArray[np.float32]:
     return np.asarray(data / norms, dtype=np.float32)
 
 
+def unit_in_place(data: NDArray[np.float32]) -> NDArray[np.float32]:
+    """``unit`` of a float32 matrix the caller owns, written over it (the same values)."""
+    norms = np.sqrt(np.einsum("ij,ij->i", data, data)).reshape(-1, 1)
+    np.divide(data, norms, out=data)
+    return data
+
+
 def clamp(similarity: float) -> float:
     return min(1.0, max(-1.0, similarity))
 
@@ -264,7 +287,10 @@ class MatrixFill:
         listed = labels.tolist()
         if len(live) != len(listed) or live != set(listed):
             return False
-        self._mirror.put(listed, unit(data))
+        if self._mirror.row_of:
+            self._mirror.put(listed, unit(data))
+        else:  # ``found`` was decoded for this fill alone: its matrix becomes the mirror's
+            self._mirror.adopt(labels, unit_in_place(np.ascontiguousarray(data, np.float32)))
         return True
 
     def _fill_mirror(self, hnsw: hnswlib.Index) -> None:
