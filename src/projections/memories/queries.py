@@ -39,6 +39,7 @@ BROWSE: tuple[Browse, ...] = get_args(Browse)
 # Stored vectors decoded at a time when the vector index fills its matrix at boot.
 VECTOR_CHUNK = 16_384
 
+
 class MemoryQueries(MemoryAudit):
     """The read side of ``MemoryProjection``: its queries, safe from any thread.
 
