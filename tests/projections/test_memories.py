@@ -361,3 +361,41 @@ def _made(world: World, memory_id: str, text: str = "a fact") -> MemoryWritten:
         container_tag="c1",
         content=world.seal(memory_id, f"{text} ({memory_id})"),  # type: ignore[arg-type]
     )
+
+
+def test_stored_vectors_are_read_a_chunk_at_a_time_across_both_formats(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The boot fill's matrix: every row in row order, float32 rows written before float16
+    ones decoded alike, whatever chunks the read is split into."""
+    from mnemolog.embedding.port import embed_bytes, from_bytes
+    from mnemolog.projections.memories import queries
+
+    for n in range(5):
+        write(world, f"old-{n}", f"an older fact {n}", vector=True)  # float32, as before
+    for n in range(4):
+        v = np.random.default_rng(100 + n).standard_normal(8).astype(np.float32)
+        sealed = world.sealer.seal(f"memory:new-{n}", embed_bytes(v))
+        world.append(
+            MemoryWritten(
+                memory_id=f"new-{n}",
+                version_id=f"new-{n}-v1",
+                container_tag="c1",
+                content=world.seal(f"new-{n}", f"a newer fact {n}"),  # type: ignore[arg-type]
+                embedding=sealed,
+            )
+        )
+    write(world, "plain", "a fact without a vector")
+    whole = world.projection.vectors_through(10**9)
+    assert whole is not None and whole.labels.tolist() == sorted(whole.labels.tolist())
+    stored = dict(world.projection.vectors_of(whole.labels.tolist()))
+    expected = np.stack([from_bytes(stored[label]) for label in whole.labels.tolist()])
+    assert len(whole.labels) == 9 and np.array_equal(whole.data, expected)
+    for chunk in (1, 2, 4):
+        monkeypatch.setattr(queries, "VECTOR_CHUNK", chunk)
+        again = world.projection.vectors_through(10**9)
+        assert again is not None
+        assert np.array_equal(again.labels, whole.labels) and np.array_equal(again.data, expected)
+    # Through an earlier seq: only the rows written by then.
+    first_five = world.projection.vectors_through(int(whole.labels[4]))
+    assert first_five is not None and np.array_equal(first_five.data, expected[:5])

@@ -417,3 +417,30 @@ def test_a_save_on_the_graph_worker_lets_adds_and_searches_go_on_and_saves_keep_
     loaded = VectorIndex.load(path, dim=DIM)
     assert loaded is not None and loaded.last_seq == 3 and len(loaded) == 400
     assert loaded.search(data[399], 1)[0][0] == 399
+
+
+def test_a_matrix_adopted_at_load_serves_and_grows_like_one_built_by_adds(tmp_path: Path) -> None:
+    """The boot fill takes the decoded matrix as the mirror (no copy): the rows are the unit
+    vectors a build makes, bit for bit, and later adds grow it as usual."""
+    from mnemolog.projections.vectors.exact import StoredVectors, unit
+
+    raw = np.random.default_rng(3).standard_normal((300, DIM)).astype(np.float32) * 3
+    index = VectorIndex(tmp_path / "v.bin", DIM)
+    index.add(list(range(0, 600, 2)), raw)
+    index.save(1000)
+    loaded = VectorIndex.load(
+        tmp_path / "v.bin",
+        dim=DIM,
+        stored=lambda _: StoredVectors(np.arange(0, 600, 2, dtype=np.int64), raw.copy()),
+    )
+    assert loaded is not None and loaded._mirror.ready and loaded._mirror.ascending
+    assert np.array_equal(loaded._mirror.matrix[:300], unit(raw))
+    more = unit_rows(50, seed=9)
+    loaded.add(list(range(600, 650)), more)
+    index.add(list(range(600, 650)), more)
+    scope = set(range(0, 650, 3))
+    for query in unit_rows(10, seed=11):
+        assert loaded.search(query, 10, allowed=scope) == index.search(query, 10, allowed=scope)
+    assert loaded._mirror.row_of[648] == 348 and np.array_equal(
+        loaded._mirror.matrix[348], index._mirror.matrix[index._mirror.row_of[648]]
+    )
