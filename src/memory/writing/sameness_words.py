@@ -140,12 +140,14 @@ def prepared(text: str) -> Prepared:
     """A text's words for a judgement, once: a write is judged against up to four close
     memories, and a memory against many writes of its container."""
     all_words = words(text)
-    kept, marked = _without_change_words(all_words)
-    lower = [w.lower() for w in kept]
     folded_words = [w.lower() for w in all_words]
+    kept_at, marked = _without_change_words(folded_words)
+    kept = [all_words[at] for at in kept_at]
+    lower = [folded_words[at] for at in kept_at]
     timeless = _positions(folded_words, WHEN_WORDS, WHEN_PHRASES)
     plain = [w for at, w in enumerate(folded_words) if at not in timeless]
     values = frozenset(_values_in(lower))
+    content = frozenset(_content(lower))
     return Prepared(
         raw=text,
         all_words=all_words,
@@ -153,10 +155,10 @@ def prepared(text: str) -> Prepared:
         plain=plain,
         words=kept,
         lower=lower,
-        content=frozenset(_content(lower)),
+        content=content,
         stems=frozenset(stems_of(plain)),
         values=values,
-        unvalued=frozenset(_content(lower)) - values,
+        unvalued=content - values,
         marked=marked,
     )
 
@@ -168,7 +170,7 @@ def _values_in(text: list[str]) -> set[str]:
     for at, word in enumerate(text):
         if word in CALENDAR_WORDS or word in ("am", "pm"):
             found.add(word)
-        elif any(c.isdigit() for c in word) and QUANTITY.fullmatch(word):
+        elif word[:1].isdigit() and QUANTITY.fullmatch(word):  # a quantity opens with a digit
             found.add(word)
             for unit in text[at + 1 : at + 3]:
                 if unit in FUNCTION_WORDS:
@@ -186,10 +188,9 @@ def _content(text: list[str]) -> set[str]:
     }
 
 
-def _without_change_words(text: list[str]) -> tuple[list[str], bool]:
-    """``text`` without the words that say it is a change or when, and whether it said it is
-    a change."""
-    lower = [w.lower() for w in text]
+def _without_change_words(lower: list[str]) -> tuple[list[int], bool]:
+    """The positions of the folded words ``lower`` but those that say it is a change or when,
+    and whether it said it is a change."""
     change = _positions(lower, CHANGE_WORDS, CHANGE_PHRASES)
     lasting = {
         at
@@ -197,7 +198,7 @@ def _without_change_words(text: list[str]) -> tuple[list[str], bool]:
         if lower[at] == "now" and any(w in DURATION_WORDS for w in lower[max(0, at - 4) : at])
     }
     drop = change | _positions(lower, TIME_WORDS, ())
-    return [w for at, w in enumerate(text) if at not in drop], bool(change - lasting)
+    return [at for at in range(len(lower)) if at not in drop], bool(change - lasting)
 
 
 def _positions(
