@@ -10,12 +10,13 @@ from concurrent.futures import Future
 from ..errors import IdempotencyConflict, LogClosed
 from .chain import IdempotencyEntry, chain, check_idempotency_key, checked_fingerprint
 from .codec import RecordCodec, decode_value
+from .committed import FollowedHead
 from .notify import HeadNotifier
-from .port import EMPTY_HEAD, Appended, Draft, Head
+from .port import EMPTY_HEAD, Appended, Draft
 from .record import StoredRecord
 
 
-class InMemoryEventLog:
+class InMemoryEventLog(FollowedHead):
     """Keeps framed records in a list; every read decodes and checks them like LMDB does."""
 
     def __init__(self, codec: RecordCodec | None = None) -> None:
@@ -94,15 +95,6 @@ class InMemoryEventLog:
             yield self._decode(seq)
             seq += 1
             count += 1
-
-    def head(self) -> Head:
-        return self._head
-
-    def wait_for(self, after_seq: int, timeout: float | None = None) -> int:
-        return self._notifier.wait_for(after_seq, timeout)
-
-    async def wait_for_async(self, after_seq: int, timeout: float | None = None) -> int:
-        return await self._notifier.wait_for_async(after_seq, timeout)
 
     def close(self) -> None:
         with self._lock:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Future
+from collections.abc import Sequence
 from pathlib import Path
 
 import lmdb
@@ -19,27 +17,21 @@ from ..errors import (
     LogClosed,
     StorageError,
 )
-from .chain import IdempotencyEntry, chain, check_idempotency_key, checked_fingerprint
+from .chain import IdempotencyEntry, chain
 from .codec import RecordCodec, decode_value
-from .groupcommit import GroupCommitter, WriterStats
+from .committed import AppendRequest, GroupCommittedLog, answered_without_append
+from .groupcommit import GroupCommitter
 from .lmdb_env import open_env, storage_failure
 from .notify import HeadNotifier
-from .port import EMPTY_HEAD, Appended, Draft, Head, RawRecord
+from .port import EMPTY_HEAD, Appended, Head
 from .record import DIGEST_SIZE, StoredRecord, seq_key
 from .rw_gate import ReadWriteGate
 
 _HEAD_KEY = b"head"
-_READ_CHUNK = 256
 _MAX_GROWTHS = 16
 
 
-class _AppendRequest(msgspec.Struct, frozen=True):
-    drafts: tuple[Draft, ...]
-    idempotency_key: str | None
-    fingerprint: bytes
-
-
-class LmdbEventLog:
+class LmdbEventLog(GroupCommittedLog):
     """The log in one LMDB environment: sub-databases ``log``, ``meta`` and ``idempotency``.
 
     Keys of ``log`` are u64 big-endian seqs; values are framed records (``record.py``).
@@ -85,7 +77,7 @@ class LmdbEventLog:
             LogClosed("the log was opened read-only") if readonly else None
         )
         self._notifier = HeadNotifier(self._head.seq)
-        self._writer: GroupCommitter[_AppendRequest, Appended] = GroupCommitter(
+        self._writer: GroupCommitter[AppendRequest, Appended] = GroupCommitter(
             self._commit_batch,
             name="mnemolog-log-writer",
             max_batch=max_batch,
@@ -93,53 +85,9 @@ class LmdbEventLog:
             periodic=self._clear_stale_readers,
         )
 
-    # --- writing -------------------------------------------------------------------------
+    # --- writing: ``GroupCommittedLog`` (``append``, ``append_async``, ``submit``) --------
 
-    def append(
-        self,
-        drafts: Sequence[Draft],
-        *,
-        idempotency_key: str | None = None,
-        fingerprint: bytes | None = None,
-    ) -> Appended:
-        return self.submit(
-            drafts, idempotency_key=idempotency_key, fingerprint=fingerprint
-        ).result()
-
-    async def append_async(
-        self,
-        drafts: Sequence[Draft],
-        *,
-        idempotency_key: str | None = None,
-        fingerprint: bytes | None = None,
-    ) -> Appended:
-        future = self.submit(drafts, idempotency_key=idempotency_key, fingerprint=fingerprint)
-        return await asyncio.wrap_future(future)
-
-    @property
-    def writer_stats(self) -> WriterStats:
-        return self._writer.stats
-
-    @property
-    def failure(self) -> StorageError | None:
-        """The error that stopped writes, if any (cleared only by reopening)."""
-        return self._failure
-
-    def submit(
-        self,
-        drafts: Sequence[Draft],
-        *,
-        idempotency_key: str | None = None,
-        fingerprint: bytes | None = None,
-    ) -> Future[Appended]:
-        if self._failure is not None:
-            raise self._failure
-        check_idempotency_key(idempotency_key)
-        checked = checked_fingerprint(drafts, self._codec)
-        request = _AppendRequest(tuple(drafts), idempotency_key, fingerprint or checked)
-        return self._writer.submit(request)
-
-    def _commit_batch(self, requests: Sequence[_AppendRequest]) -> list[Appended | BaseException]:
+    def _commit_batch(self, requests: Sequence[AppendRequest]) -> list[Appended | BaseException]:
         if self._failure is not None:
             raise self._failure
         for _ in range(_MAX_GROWTHS):
@@ -154,22 +102,15 @@ class LmdbEventLog:
         self._failure = DiskFull("the LMDB map could not grow far enough")
         raise self._failure
 
-    def _write(self, requests: Sequence[_AppendRequest]) -> list[Appended | BaseException]:
+    def _write(self, requests: Sequence[AppendRequest]) -> list[Appended | BaseException]:
         head = self._head
         results: list[Appended | BaseException] = []
         txn = self._env.begin(write=True)
         try:
             for request in requests:
-                try:
-                    replay = self._idempotent_replay(txn, request)
-                except IdempotencyConflict as exc:
-                    results.append(exc)
-                    continue
-                if replay is not None:
-                    results.append(replay)
-                    continue
-                if not request.drafts:
-                    results.append(Appended(()))
+                early = answered_without_append(request, lambda r: self._idempotent_replay(txn, r))
+                if early is not None:
+                    results.append(early)
                     continue
                 chained = chain(head, request.drafts, time.time_ns(), self._codec)
                 for record, value in zip(chained.records, chained.values, strict=True):
@@ -197,7 +138,7 @@ class LmdbEventLog:
             self._notifier.publish(head.seq)
         return results
 
-    def _idempotent_replay(self, txn: lmdb.Transaction, request: _AppendRequest) -> Appended | None:
+    def _idempotent_replay(self, txn: lmdb.Transaction, request: AppendRequest) -> Appended | None:
         if request.idempotency_key is None:
             return None
         raw = txn.get(request.idempotency_key.encode(), db=self._idem_db)
@@ -221,37 +162,7 @@ class LmdbEventLog:
             size = int(self._env.info()["map_size"])
             self._env.set_mapsize(size * 2)
 
-    # --- reading -------------------------------------------------------------------------
-
-    def read(self, from_seq: int = 1, limit: int | None = None) -> Iterator[StoredRecord]:
-        """Records from ``from_seq`` on, read in chunks so no transaction outlives a chunk."""
-        for stored, _ in self._read_checked(from_seq, limit):
-            yield stored
-
-    def read_raw(self, from_seq: int = 1, limit: int | None = None) -> Iterator[RawRecord]:
-        """The stored bytes of records from ``from_seq`` on, checked as ``read`` checks them."""
-        for stored, data in self._read_checked(from_seq, limit):
-            yield RawRecord(stored.seq, stored.digest, data)
-
-    def _read_checked(
-        self, from_seq: int, limit: int | None
-    ) -> Iterator[tuple[StoredRecord, bytes]]:
-        seq = max(from_seq, 1)
-        remaining = limit
-        prev: str | None = None
-        while remaining is None or remaining > 0:
-            want = _READ_CHUNK if remaining is None else min(_READ_CHUNK, remaining)
-            chunk = self._read_chunk(seq, want)
-            for stored, data in chunk:
-                if prev is not None and stored.record.prev != prev:
-                    raise CorruptRecord(stored.seq, "does not chain to the previous record")
-                prev = stored.digest
-                yield stored, data
-            if len(chunk) < want:
-                return
-            seq += len(chunk)
-            if remaining is not None:
-                remaining -= len(chunk)
+    # --- reading: ``GroupCommittedLog`` (``read``, ``read_raw``), ``FollowedHead`` -------
 
     def _read_chunk(self, seq: int, count: int) -> list[tuple[StoredRecord, bytes]]:
         out: list[tuple[StoredRecord, bytes]] = []
@@ -268,15 +179,6 @@ class LmdbEventLog:
                 out.append((decode_value(expected, framed, self._codec), framed[DIGEST_SIZE:]))
         return out
 
-    def head(self) -> Head:
-        return self._head
-
-    def wait_for(self, after_seq: int, timeout: float | None = None) -> int:
-        return self._notifier.wait_for(after_seq, timeout)
-
-    async def wait_for_async(self, after_seq: int, timeout: float | None = None) -> int:
-        return await self._notifier.wait_for_async(after_seq, timeout)
-
     # --- lifecycle -----------------------------------------------------------------------
 
     def close(self) -> None:
@@ -284,12 +186,6 @@ class LmdbEventLog:
         self._notifier.close()
         with self._gate.exclusive():
             self._env.close()
-
-    def __enter__(self) -> LmdbEventLog:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _clear_stale_readers(self) -> None:
         """Free reader slots left by dead processes, so they cannot pin old pages."""

@@ -6,16 +6,35 @@ from pathlib import Path
 import pytest
 
 from mnemolog.eventlog import EventLog, InMemoryEventLog, LmdbEventLog
+from mnemolog.eventlog.postgres_log import PostgresEventLog
+
+from ..postgres import drop_schema, fresh_schema
+
+LOG_KINDS = ["memory", "lmdb", "postgres"]
 
 
-@pytest.fixture(params=["memory", "lmdb"])
+@pytest.fixture(params=LOG_KINDS)
 def log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventLog]:
     """Each implementation of the ``EventLog`` port, for the contract tests."""
-    opened: EventLog = (
-        InMemoryEventLog() if request.param == "memory" else LmdbEventLog(tmp_path / "log")
-    )
-    yield opened
-    opened.close()
+    yield from opened_log(request, request.param, tmp_path)
+
+
+def opened_log(request: pytest.FixtureRequest, kind: str, tmp_path: Path) -> Iterator[EventLog]:
+    """A new, empty log of ``kind``, closed (and a PostgreSQL one's schema dropped) after."""
+    if kind == "memory":
+        opened: EventLog = InMemoryEventLog()
+    elif kind == "lmdb":
+        opened = LmdbEventLog(tmp_path / "log")
+    else:
+        url: str = request.getfixturevalue("postgres_url")
+        schema = fresh_schema()
+        opened = PostgresEventLog(url, schema=schema, poll_interval=0.1)
+    try:
+        yield opened
+    finally:
+        opened.close()
+        if kind == "postgres":
+            drop_schema(url, schema)
 
 
 @pytest.fixture

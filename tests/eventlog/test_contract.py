@@ -1,4 +1,5 @@
-"""The ``EventLog`` contract, run against the LMDB log and the in-memory log."""
+"""The ``EventLog`` contract, run against the LMDB log, the PostgreSQL log and the in-memory
+log."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mnemolog.errors import IdempotencyConflict, InvalidInput, LogClosed
-from mnemolog.eventlog import GENESIS, Actor, Draft, Event, EventLog, InMemoryEventLog, LmdbEventLog
+from mnemolog.eventlog import GENESIS, Actor, Draft, Event, EventLog
 from mnemolog.eventlog.events import AgentSignal
 
 from ..factories import ACTOR, signal_draft
+from .conftest import LOG_KINDS, opened_log
 
 
 def notes(log: EventLog, from_seq: int = 1) -> list[str | None]:
@@ -135,13 +137,20 @@ batches = st.lists(
 )
 
 
-@pytest.mark.parametrize("kind", ["memory", "lmdb"])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("kind", LOG_KINDS)
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(ops=batches)
-def test_appends_match_a_plain_model(kind: str, ops: list[tuple[list[str], str | None]]) -> None:
+def test_appends_match_a_plain_model(
+    request: pytest.FixtureRequest, kind: str, ops: list[tuple[list[str], str | None]]
+) -> None:
     """Random appends, some retried under a key: the log equals a list model."""
     with tempfile.TemporaryDirectory() as tmp:
-        log: EventLog = InMemoryEventLog() if kind == "memory" else LmdbEventLog(Path(tmp))
+        opening = opened_log(request, kind, Path(tmp))
+        log = next(opening)
         try:
             model: list[str] = []
             keyed: dict[str, tuple[list[str], list[int]]] = {}
@@ -165,7 +174,7 @@ def test_appends_match_a_plain_model(kind: str, ops: list[tuple[list[str], str |
             assert notes(log) == model
             assert log.head().seq == len(model)
         finally:
-            log.close()
+            opening.close()
 
 
 @pytest.mark.parametrize(

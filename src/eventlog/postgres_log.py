@@ -1,0 +1,334 @@
+"""The ``EventLog`` on PostgreSQL: one append-only table that several nodes share.
+
+The records, their framing and their hash chain are the LMDB log's (``chain.py``,
+``record.py``): ``log.data`` holds exactly the bytes LMDB stores under a seq, so an export and
+``verify-log`` see the same bytes whichever backend wrote them.
+
+One total order, one chain: every append takes the row lock of the single ``head`` row in its
+transaction and assigns seqs and hashes after it, so appends of all nodes are serialised by
+the database, and a transaction that rolls back consumed no seq. A node's concurrent writers
+share one transaction (``GroupCommitter``): one round trip and one WAL flush per batch. A retry
+with the same idempotency key is answered from the ``idempotency`` table, read under the same
+lock, whichever node made the first append.
+
+Other nodes' appends reach this node's ``wait_for`` by LISTEN/NOTIFY (the appending transaction
+sends the new head seq on commit) and by a poll of the head row every ``poll_interval``
+seconds: a notification can be lost with a connection, the poll cannot.
+
+The ``log`` table refuses UPDATE, DELETE and TRUNCATE (a trigger): the log is append-only here
+as in LMDB, and erasure destroys keys, never records.
+
+When the database cannot be reached an append fails with ``StorageFailed`` and the next one
+reconnects. An append whose COMMIT was cut off may or may not have landed: its caller got an
+error, never an acknowledgement, and a retry under the same idempotency key lands it once.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Sequence
+
+import msgspec
+import psycopg
+from psycopg import sql
+
+from ..errors import CorruptRecord, IdempotencyConflict, InvalidInput, LogClosed, StorageFailed
+from .chain import IdempotencyEntry, chain
+from .codec import RecordCodec, decode_value
+from .committed import AppendRequest, GroupCommittedLog, answered_without_append
+from .groupcommit import GroupCommitter
+from .notify import HeadNotifier
+from .port import EMPTY_HEAD, Appended, Head
+from .record import DIGEST_SIZE, GENESIS, StoredRecord
+
+__all__ = ["DEFAULT_SCHEMA", "PostgresEventLog"]
+
+DEFAULT_SCHEMA = "mnemolog"
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,47}")
+DEFAULT_POLL_INTERVAL = 0.5  # seconds between polls of the head row when no NOTIFY came
+
+_DDL = """
+CREATE SCHEMA IF NOT EXISTS {schema};
+CREATE TABLE IF NOT EXISTS {schema}.log (seq bigint PRIMARY KEY, data bytea NOT NULL);
+CREATE TABLE IF NOT EXISTS {schema}.head (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    seq bigint NOT NULL,
+    digest text NOT NULL,
+    ts bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {schema}.idempotency (key text PRIMARY KEY, entry bytea NOT NULL);
+CREATE OR REPLACE FUNCTION {schema}.refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'the mnemolog log is append-only';
+END $$;
+DROP TRIGGER IF EXISTS append_only ON {schema}.log;
+CREATE TRIGGER append_only BEFORE UPDATE OR DELETE ON {schema}.log
+    FOR EACH ROW EXECUTE FUNCTION {schema}.refuse_change();
+DROP TRIGGER IF EXISTS append_only_truncate ON {schema}.log;
+CREATE TRIGGER append_only_truncate BEFORE TRUNCATE ON {schema}.log
+    FOR EACH STATEMENT EXECUTE FUNCTION {schema}.refuse_change();
+"""
+
+
+class PostgresEventLog(GroupCommittedLog):
+    """The log in the tables of one PostgreSQL schema (``mnemolog`` unless told otherwise:
+    a schema per store lets one database hold several)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        codec: RecordCodec | None = None,
+        max_batch: int = 512,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        if not _SCHEMA_NAME.fullmatch(schema):
+            raise InvalidInput(f"a log schema is a lowercase SQL name, not {schema!r}")
+        self._url = url
+        self._schema = schema
+        self._channel = f"{schema}_log"
+        self._codec = codec or RecordCodec()
+        self._poll_interval = poll_interval
+        self._connect_timeout = connect_timeout
+        self._q = _Queries(schema)
+        self._closed = False
+        self._failure: LogClosed | None = None
+        with self._connect() as conn:
+            _create_tables(conn, schema)
+            self._head = _read_head(conn, self._q)
+        self._head_lock = threading.Lock()
+        self._notifier = HeadNotifier(self._head.seq)
+        self._reader: psycopg.Connection[tuple[object, ...]] | None = None
+        self._reading = threading.Lock()
+        self._writer_conn: psycopg.Connection[tuple[object, ...]] | None = None
+        self._stop = threading.Event()
+        self._listener = threading.Thread(
+            target=self._listen, name="mnemolog-log-listener", daemon=True
+        )
+        self._listener.start()
+        self._writer: GroupCommitter[AppendRequest, Appended] = GroupCommitter(
+            self._commit_batch, name="mnemolog-log-writer", max_batch=max_batch
+        )
+
+    def _connect(self, *, autocommit: bool = False) -> psycopg.Connection[tuple[object, ...]]:
+        try:
+            return psycopg.connect(
+                self._url, autocommit=autocommit, connect_timeout=int(self._connect_timeout)
+            )
+        except psycopg.Error as exc:
+            raise StorageFailed(f"cannot reach the log's database: {exc}") from exc
+
+    # --- writing -------------------------------------------------------------------------
+
+    def _commit_batch(self, requests: Sequence[AppendRequest]) -> list[Appended | BaseException]:
+        if self._failure is not None:
+            raise self._failure
+        if self._writer_conn is None or self._writer_conn.closed:
+            self._writer_conn = self._connect()
+        conn = self._writer_conn
+        try:
+            results, head = self._write(conn, requests)
+        except psycopg.Error as exc:
+            # The connection may be broken or mid-transaction: the next batch starts afresh.
+            conn.close()
+            self._writer_conn = None
+            raise StorageFailed(f"the log's database refused the append: {exc}") from exc
+        self._advance(head)
+        return results
+
+    def _write(
+        self, conn: psycopg.Connection[tuple[object, ...]], requests: Sequence[AppendRequest]
+    ) -> tuple[list[Appended | BaseException], Head]:
+        results: list[Appended | BaseException] = []
+        q = self._q
+        with conn.transaction(), conn.cursor() as cur:
+            # The one lock every node's append takes: seqs and hashes are assigned after it.
+            cur.execute(q.lock_head)
+            row = cur.fetchone()
+            assert row is not None, "the head row is made with the tables"
+            start = head = _head_of(row)
+            rows: list[tuple[int, bytes]] = []
+            for request in requests:
+                early = answered_without_append(request, lambda r: self._idempotent_replay(cur, r))
+                if early is not None:
+                    results.append(early)
+                    continue
+                chained = chain(head, request.drafts, time.time_ns(), self._codec)
+                rows.extend(
+                    (record.seq, value)
+                    for record, value in zip(chained.records, chained.values, strict=True)
+                )
+                if request.idempotency_key is not None:
+                    entry = IdempotencyEntry(
+                        request.fingerprint, chained.records[0].seq, len(chained.records)
+                    )
+                    # Written now: a later request of this batch with the same key finds it.
+                    cur.execute(q.put_key, (request.idempotency_key, msgspec.msgpack.encode(entry)))
+                head = chained.head
+                results.append(Appended(chained.records))
+            if head != start:
+                with cur.copy(q.copy_log) as copy:
+                    for seq, value in rows:
+                        copy.write_row((seq, value))
+                cur.execute(q.set_head, (head.seq, head.digest, head.ts))
+                cur.execute(q.notify, (self._channel, str(head.seq)))
+        return results, head
+
+    def _idempotent_replay(
+        self, cur: psycopg.Cursor[tuple[object, ...]], request: AppendRequest
+    ) -> Appended | None:
+        if request.idempotency_key is None:
+            return None
+        cur.execute(self._q.get_key, (request.idempotency_key,))
+        found = cur.fetchone()
+        if found is None:
+            return None
+        entry = msgspec.msgpack.decode(_bytes(found[0]), type=IdempotencyEntry)
+        if entry.fingerprint != request.fingerprint:
+            raise IdempotencyConflict(
+                f"idempotency key {request.idempotency_key!r} was used with another payload"
+            )
+        cur.execute(self._q.read_range, (entry.first_seq, entry.first_seq + entry.count - 1))
+        stored = {int(_int(seq)): _bytes(data) for seq, data in cur.fetchall()}
+        records = []
+        for seq in entry.seqs:
+            value = stored.get(seq)
+            if value is None:
+                raise CorruptRecord(seq, "missing, although an idempotency key points at it")
+            records.append(decode_value(seq, value, self._codec))
+        return Appended(tuple(records), replayed=True)
+
+    def _advance(self, head: Head) -> None:
+        """Take ``head`` as the log's head if it is further on (this node's commit, or another
+        node's seen by a notification or a poll)."""
+        with self._head_lock:
+            if head.seq <= self._head.seq:
+                return
+            self._head = head
+        self._notifier.publish(head.seq)
+
+    # --- following other nodes -------------------------------------------------------------
+
+    def _listen(self) -> None:
+        """Wake on every NOTIFY of the channel, and poll the head between them."""
+        conn: psycopg.Connection[tuple[object, ...]] | None = None
+        while not self._stop.is_set():
+            try:
+                if conn is None or conn.closed:
+                    conn = psycopg.connect(
+                        self._url, autocommit=True, connect_timeout=int(self._connect_timeout)
+                    )
+                    conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
+                self._advance(_read_head(conn, self._q))
+                for _ in conn.notifies(timeout=self._poll_interval, stop_after=1):
+                    pass
+            except psycopg.Error:
+                if conn is not None:
+                    conn.close()
+                conn = None
+                self._stop.wait(self._poll_interval)
+        if conn is not None:
+            conn.close()
+
+    # --- reading -------------------------------------------------------------------------
+
+    def _read_chunk(self, seq: int, count: int) -> list[tuple[StoredRecord, bytes]]:
+        if self._closed:
+            raise LogClosed("the log is closed")
+        with self._reading:
+            try:
+                if self._reader is None or self._reader.closed:
+                    self._reader = self._connect(autocommit=True)
+                rows = self._reader.execute(self._q.read_range, (seq, seq + count - 1)).fetchall()
+            except psycopg.Error as exc:
+                if self._reader is not None:
+                    self._reader.close()
+                self._reader = None
+                raise StorageFailed(f"cannot read the log's database: {exc}") from exc
+        out: list[tuple[StoredRecord, bytes]] = []
+        # Committed appends are contiguous from seq 1 (seqs come from the head row, under its
+        # lock): a gap before the last row read is damage, never the end of the log.
+        for expected, (found, data) in zip(range(seq, seq + count), rows, strict=False):
+            if _int(found) != expected:
+                raise CorruptRecord(expected, "missing below the head")
+            framed = _bytes(data)
+            out.append((decode_value(expected, framed, self._codec), framed[DIGEST_SIZE:]))
+        if out:
+            last = out[-1][0]
+            self._advance(Head(last.seq, last.digest, last.record.ts))
+        return out
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._writer.close()
+        self._closed = True
+        self._failure = LogClosed("the log is closed")
+        self._stop.set()
+        self._listener.join(timeout=self._poll_interval + 5)
+        self._notifier.close()
+        with self._reading:
+            for conn in (self._reader, self._writer_conn):
+                if conn is not None:
+                    conn.close()
+
+
+class _Queries:
+    """The statements of one schema, composed once."""
+
+    def __init__(self, schema: str) -> None:
+        s = sql.Identifier(schema)
+        self.lock_head = sql.SQL("SELECT seq, digest, ts FROM {}.head FOR UPDATE").format(s)
+        self.read_head = sql.SQL("SELECT seq, digest, ts FROM {}.head").format(s)
+        self.set_head = sql.SQL("UPDATE {}.head SET seq = %s, digest = %s, ts = %s").format(s)
+        self.copy_log = sql.SQL("COPY {}.log (seq, data) FROM STDIN").format(s)
+        self.read_range = sql.SQL(
+            "SELECT seq, data FROM {}.log WHERE seq BETWEEN %s AND %s ORDER BY seq"
+        ).format(s)
+        self.get_key = sql.SQL("SELECT entry FROM {}.idempotency WHERE key = %s").format(s)
+        self.put_key = sql.SQL("INSERT INTO {}.idempotency (key, entry) VALUES (%s, %s)").format(s)
+        self.notify = sql.SQL("SELECT pg_notify(%s, %s)")
+
+
+def _create_tables(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> None:
+    """The schema's tables, trigger and head row, made once (nodes starting together wait for
+    each other on an advisory lock: ``CREATE ... IF NOT EXISTS`` alone races)."""
+    s = sql.Identifier(schema)
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"mnemolog:{schema}",))
+            conn.execute(sql.SQL(_DDL).format(schema=s))
+            conn.execute(
+                sql.SQL(
+                    "INSERT INTO {}.head (seq, digest, ts) VALUES (0, %s, 0) ON CONFLICT DO NOTHING"
+                ).format(s),
+                (GENESIS,),
+            )
+    except psycopg.Error as exc:
+        raise StorageFailed(f"cannot make the log's tables: {exc}") from exc
+
+
+def _read_head(conn: psycopg.Connection[tuple[object, ...]], q: _Queries) -> Head:
+    row = conn.execute(q.read_head).fetchone()
+    return EMPTY_HEAD if row is None else _head_of(row)
+
+
+def _head_of(row: tuple[object, ...]) -> Head:
+    seq, digest, ts = row
+    return Head(_int(seq), str(digest), _int(ts))
+
+
+def _int(value: object) -> int:
+    assert isinstance(value, int)
+    return value
+
+
+def _bytes(value: object) -> bytes:
+    assert isinstance(value, (bytes, memoryview))
+    return bytes(value)

@@ -1,0 +1,44 @@
+"""A real PostgreSQL for the tests: the one ``.ci/run`` started (``MNEMOLOG_TEST_POSTGRES_URL``),
+or a throwaway cluster started here by ``tools/postgres_trial.sh`` and stopped when the tests
+end. Each test gets a schema of its own, so tests share the server and never each other's log."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+TRIAL = Path(__file__).resolve().parent.parent / "tools" / "postgres_trial.sh"
+
+
+def started_server() -> Iterator[str]:
+    """The URL of a running server for the whole test session."""
+    given = os.environ.get("MNEMOLOG_TEST_POSTGRES_URL")
+    if given:
+        yield given
+        return
+    started = subprocess.run([str(TRIAL), "start"], capture_output=True, text=True, check=False)
+    if started.returncode != 0:
+        pytest.skip(f"no PostgreSQL to test against: {started.stderr.strip()}")
+    exported = dict(
+        line.removeprefix("export ").split("=", 1) for line in started.stdout.splitlines()
+    )
+    try:
+        yield exported["MNEMOLOG_TEST_POSTGRES_URL"]
+    finally:
+        subprocess.run([str(TRIAL), "stop", exported["MNEMOLOG_POSTGRES_TRIAL"]], check=False)
+
+
+def fresh_schema() -> str:
+    return "t" + uuid.uuid4().hex[:16]
+
+
+def drop_schema(url: str, schema: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
