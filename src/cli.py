@@ -29,7 +29,7 @@ from .settings_env import settings_from_env
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from .eventlog.lmdb_log import LmdbEventLog
+    from .eventlog.committed import GroupCommittedLog
     from .runtime import Runtime
 
 EXIT_CORRUPT = 1
@@ -334,7 +334,7 @@ def export_log_command(
 
     settings = _settings(data_dir=data_dir)
     path = log_dir(settings.data_dir)
-    if not (path / "data.mdb").exists():
+    if settings.log_url is None and not (path / "data.mdb").exists():
         click.echo(f"mnemolog: no log at {path}", err=True)
         sys.exit(EXIT_USAGE)
     # The log alone, not the runtime: no data-dir lock, no embedder, and it never writes.
@@ -364,13 +364,17 @@ def _write_all(out: BinaryIO, chunks: Iterable[bytes]) -> None:
         out.write(chunk)
 
 
-def _open_log(path: Path, settings: Settings) -> LmdbEventLog:
+def _open_log(path: Path, settings: Settings) -> GroupCommittedLog:
+    """The store's log (in ``path``, or in PostgreSQL when ``log_url`` is set, read-only)."""
     from .eventlog.lmdb_log import LmdbEventLog
+    from .eventlog.opening import open_log
 
     try:
+        if settings.log_url is not None:
+            return open_log(settings, readonly=True)
         return LmdbEventLog(path, map_size=settings.log_map_size)
     except (CorruptLog, StorageError) as exc:
-        click.echo(f"mnemolog: cannot open {path}: {exc}", err=True)
+        click.echo(f"mnemolog: cannot open the log: {exc}", err=True)
         sys.exit(EXIT_CORRUPT)
 
 

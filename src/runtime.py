@@ -9,9 +9,9 @@ from threadpoolctl import threadpool_limits
 
 from .audit.signing import store_key
 from .embedding import CrossEncoder, reranker_dir
-from .eventlog.datadir import DataDirLock, keys_dir, log_dir
+from .eventlog.datadir import DataDirLock, keys_dir
 from .eventlog.keystore import KeyStore
-from .eventlog.lmdb_log import LmdbEventLog
+from .eventlog.opening import open_log
 from .eventlog.sealing import Sealer
 from .memory.core import Core
 from .proxy.arbiter import UpstreamArbiter
@@ -33,11 +33,7 @@ class Runtime:
         self._lock = DataDirLock(settings.data_dir)
         self._lock.acquire()
         try:
-            self.log = LmdbEventLog(
-                log_dir(settings.data_dir),
-                map_size=settings.log_map_size,
-                reader_check_every=settings.reader_check_seconds,
-            )
+            self.log = open_log(settings)
             try:
                 self.keys = KeyStore(keys_dir(settings.data_dir))
                 self.sealer = Sealer(self.keys)

@@ -111,6 +111,20 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "left by dead processes (see [durability.md](durability.md#stale-reader-slots)).",
         ),
     ] = 30.0
+    log_url: (
+        Annotated[
+            str,
+            Meta(
+                pattern=r"^postgres(ql)?://",
+                description="Keep the event log in PostgreSQL rather than in the data dir's "
+                "LMDB: a libpq URL, e.g. `postgresql://mnemolog@db.internal/mnemolog`. The "
+                "password comes from libpq's `PGPASSWORD` or its password file (`~/.pgpass`, "
+                "`PGPASSFILE`), never from the log. The data dir keeps the keys and the "
+                "projections. One node writes a log at a time. See [teams.md](teams.md).",
+            ),
+        ]
+        | None
+    ) = None
     embedder: Annotated[
         Literal["auto", "quality", "fast"],
         Meta(

@@ -103,6 +103,10 @@ _PATTERNS: dict[str, tuple[list[str], list[str]]] = {
         ["file:///etc/passwd", "ftp://h/v1", "HTTP://h", " http://h", "x-http://h", "http:/h"],
         ["http://127.0.0.1:8081/v1", "https://h"],
     ),
+    "^postgres(ql)?://": (
+        ["/var/lib/mnemolog", "mysql://h/db", "POSTGRESQL://h", " postgresql://h", "sqlite://x"],
+        ["postgresql://mnemolog@db.internal/mnemolog", "postgres://127.0.0.1:5433/m"],
+    ),
 }
 _BOUNDS = [(s, kind) for s in SETTINGS for kind in s.bounds if kind != "pattern"]
 

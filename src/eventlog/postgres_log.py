@@ -34,7 +34,14 @@ import msgspec
 import psycopg
 from psycopg import sql
 
-from ..errors import CorruptRecord, IdempotencyConflict, InvalidInput, LogClosed, StorageFailed
+from ..errors import (
+    CorruptRecord,
+    DataDirLocked,
+    IdempotencyConflict,
+    InvalidInput,
+    LogClosed,
+    StorageFailed,
+)
 from .chain import IdempotencyEntry, chain
 from .codec import RecordCodec, decode_value
 from .committed import AppendRequest, GroupCommittedLog, answered_without_append
@@ -85,7 +92,13 @@ class PostgresEventLog(GroupCommittedLog):
         max_batch: int = 512,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
         connect_timeout: float = 10.0,
+        readonly: bool = False,
+        sole_writer: bool = False,
     ) -> None:
+        """``readonly`` refuses every append (a replay or a verification beside a node);
+        ``sole_writer`` holds the schema's advisory lock while open, so a second node that
+        asks for it is refused (``DataDirLocked``) instead of deciding against projections
+        that do not see the first node's writes."""
         if not _SCHEMA_NAME.fullmatch(schema):
             raise InvalidInput(f"a log schema is a lowercase SQL name, not {schema!r}")
         self._url = url
@@ -96,10 +109,29 @@ class PostgresEventLog(GroupCommittedLog):
         self._connect_timeout = connect_timeout
         self._q = _Queries(schema)
         self._closed = False
-        self._failure: LogClosed | None = None
-        with self._connect() as conn:
-            _create_tables(conn, schema)
-            self._head = _read_head(conn, self._q)
+        self._failure: LogClosed | None = (
+            LogClosed("the log was opened read-only") if readonly else None
+        )
+        self._holder: psycopg.Connection[tuple[object, ...]] | None = None
+        if sole_writer:
+            self._holder = self._connect(autocommit=True)
+            held = self._holder.execute(
+                "SELECT pg_try_advisory_lock(hashtext(%s))", (f"mnemolog-writer:{schema}",)
+            ).fetchone()
+            if held is None or held[0] is not True:
+                self._holder.close()
+                raise DataDirLocked(
+                    f"another mnemolog node is writing the log in schema {schema!r} of that "
+                    "database: one writing node per log (see docs/teams.md)"
+                )
+        try:
+            with self._connect() as conn:
+                _create_tables(conn, schema)
+                self._head = _read_head(conn, self._q)
+        except BaseException:
+            if self._holder is not None:
+                self._holder.close()
+            raise
         self._head_lock = threading.Lock()
         self._notifier = HeadNotifier(self._head.seq)
         self._reader: psycopg.Connection[tuple[object, ...]] | None = None
@@ -274,7 +306,7 @@ class PostgresEventLog(GroupCommittedLog):
         self._listener.join(timeout=self._poll_interval + 5)
         self._notifier.close()
         with self._reading:
-            for conn in (self._reader, self._writer_conn):
+            for conn in (self._reader, self._writer_conn, self._holder):
                 if conn is not None:
                     conn.close()
 

@@ -1,0 +1,135 @@
+"""A store whose log is in PostgreSQL (``MNEMOLOG_LOG_URL``): a real server writes, corrects and
+searches; the records are in the database, append-only; an export from it verifies; a restart
+and a rebuild serve the same; a second node on the same log is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from psycopg import sql
+
+from .servers import MNEMOLOG, free_port, mnemolog_server
+
+pytestmark = pytest.mark.slow
+
+VERIFY = Path(__file__).resolve().parent.parent / "tools" / "verify_log.py"
+
+
+@pytest.fixture
+def log_url(postgres_url: str) -> Iterator[str]:
+    """A database of its own on the test server, dropped afterwards."""
+    name = "store_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield postgres_url.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def env_for(url: str) -> dict[str, str]:
+    return {"MNEMOLOG_EMBEDDER": "fast", "MNEMOLOG_LOG_URL": url}
+
+
+def mnemolog(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [MNEMOLOG, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env_for(url)},
+        timeout=300,
+    )
+
+
+def served(client: httpx.Client) -> dict[str, Any]:
+    found = client.post("/search", json={"q": "Where does Ana live?", "containerTag": "team"})
+    listed = client.get("/memories", params={"containerTag": "team", "limit": 100})
+    return {
+        "search": [r["content"] for r in found.json()["results"]],
+        "memories": sorted(m["content"] for m in listed.json()["memories"]),
+    }
+
+
+def test_a_store_on_postgresql_serves_verifies_rebuilds_and_admits_one_writer(
+    tmp_path: Path, log_url: str
+) -> None:
+    data_dir = tmp_path / "node-a"
+    with (
+        mnemolog_server(data_dir, env_for(log_url)) as (base_url, _),
+        httpx.Client(base_url=base_url, timeout=30) as client,
+    ):
+        facts = ["Ana lives in Lisbon.", "Ana's team ships on Thursdays.", "Bo likes tea."]
+        written = client.post(
+            "/memories", json={"containerTag": "team", "memories": [{"content": f} for f in facts]}
+        )
+        assert written.status_code == 200, written.text
+        lisbon = written.json()["memories"][0]["id"]
+        corrected = client.post(
+            "/memories",
+            json={
+                "containerTag": "team",
+                "memories": [{"content": "Ana lives in Porto.", "supersedes": lisbon}],
+            },
+        )
+        assert corrected.status_code == 200, corrected.text
+        before = served(client)
+        assert before["search"][0] == "Ana lives in Porto."
+        assert "Ana lives in Lisbon." not in before["memories"]
+
+        # The records are in the database, and it keeps them append-only.
+        with psycopg.connect(log_url, autocommit=True) as conn:
+            (count,) = conn.execute("SELECT count(*) FROM mnemolog.log").fetchone()  # type: ignore[misc]
+            (head,) = conn.execute("SELECT seq FROM mnemolog.head").fetchone()  # type: ignore[misc]
+            assert count == head >= 4
+            with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
+                conn.execute("DELETE FROM mnemolog.log WHERE seq = 1")
+            with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
+                conn.execute("UPDATE mnemolog.log SET data = data WHERE seq = 1")
+
+        # A second node on the same log is refused, and says why.
+        port = free_port()
+        second = subprocess.run(
+            [MNEMOLOG, "serve", "--data-dir", str(tmp_path / "node-b"), "--port", str(port)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env_for(log_url)},
+            timeout=120,
+        )
+        assert second.returncode == 3, second.stderr
+        assert "another mnemolog node is writing the log" in second.stderr
+
+        # An export read from the database beside the running node verifies, as an LMDB one.
+        export = tmp_path / "log.jsonl"
+        exported = mnemolog(log_url, "export-log", "--data-dir", str(data_dir), "-o", str(export))
+        assert exported.returncode == 0, exported.stderr
+        lines = export.read_text().splitlines()
+        assert [json.loads(line)["seq"] for line in lines[1:]] == list(range(1, head + 1))
+        outside = subprocess.run(
+            [sys.executable, str(VERIFY), str(export)], capture_output=True, text=True
+        )
+        assert outside.returncode == 0, outside.stdout + outside.stderr
+
+    # Restarted on its data dir, then with its projections rebuilt from the database.
+    with (
+        mnemolog_server(data_dir, env_for(log_url)) as (base_url, _),
+        httpx.Client(base_url=base_url, timeout=30) as client,
+    ):
+        assert served(client) == before
+    rebuilt = mnemolog(log_url, "rebuild", "--data-dir", str(data_dir))
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    with (
+        mnemolog_server(data_dir, env_for(log_url)) as (base_url, _),
+        httpx.Client(base_url=base_url, timeout=30) as client,
+    ):
+        assert served(client) == before
+    # Nothing of the log was written to the data dir.
+    assert not (data_dir / "log" / "data.mdb").exists()
