@@ -63,6 +63,7 @@ class _LazyGroup(click.Group):
         "keys": ("mnemolog.keys_cli", "keys_group"),
         "mcp": ("mnemolog.mcp_server.command", "mcp_command"),
         "mcp-config": ("mnemolog.mcp_server.client_config", "mcp_config_command"),
+        "migrate-log": ("mnemolog.migrate_cli", "migrate_log_command"),
         "reembed": ("mnemolog.reembed_cli", "reembed_command"),
         "replay": ("mnemolog.replay.command", "replay_command"),
         "review-supersedes": ("mnemolog.replay.review", "review_command"),

@@ -7,8 +7,8 @@
     memory       the domain                       -> projections, embedding, eventlog, foundation
     web          what the HTTP shells share       -> memory, embedding, eventlog, foundation
     shells       api, proxy, replay, portability, audit, mcp_server, runtime, cli, keys_cli,
-                 reembed_cli, erase_cli, relay_cli, verbs_cli, import_cli, reach, progress,
-                 cli_options, serving, banner, views, ui
+                 reembed_cli, erase_cli, relay_cli, verbs_cli, import_cli, migrate_cli, reach,
+                 progress, cli_options, serving, banner, views, ui
                  -> memory, embedding, eventlog, web, client, foundation, each other; never a
                  projection
     client       the REST API's Python client     -> foundation only: it speaks HTTP, nothing else
@@ -49,6 +49,7 @@ SHELLS = {
     "relay_cli",
     "verbs_cli",
     "import_cli",
+    "migrate_cli",
     "reach",
     "progress",
 }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import lmdb
@@ -156,6 +156,13 @@ class LmdbEventLog(GroupCommittedLog):
                 raise CorruptRecord(seq, "missing, although an idempotency key points at it")
             records.append(decode_value(seq, bytes(value), self._codec))
         return Appended(tuple(records), replayed=True)
+
+    def idempotency_keys(self) -> Iterator[tuple[str, bytes]]:
+        """Every idempotency key and its stored entry (``IdempotencyEntry``, msgpack): what a
+        copy of the log to another backend takes along."""
+        with self._gate.shared(), self._env.begin(db=self._idem_db) as txn:
+            found = [(bytes(k).decode(), bytes(v)) for k, v in txn.cursor()]
+        yield from found
 
     def _grow_map(self) -> None:
         with self._gate.exclusive():

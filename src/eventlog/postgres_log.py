@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import msgspec
 import psycopg
@@ -47,7 +47,7 @@ from .codec import RecordCodec, decode_value
 from .committed import AppendRequest, GroupCommittedLog, answered_without_append
 from .groupcommit import GroupCommitter
 from .notify import HeadNotifier
-from .port import EMPTY_HEAD, Appended, Head
+from .port import EMPTY_HEAD, Appended, Head, RawRecord
 from .record import DIGEST_SIZE, GENESIS, StoredRecord
 
 __all__ = ["DEFAULT_SCHEMA", "PostgresEventLog"]
@@ -209,6 +209,38 @@ class PostgresEventLog(GroupCommittedLog):
                 cur.execute(q.set_head, (head.seq, head.digest, head.ts))
                 cur.execute(q.notify, (self._channel, str(head.seq)))
         return results, head
+
+    def import_records(
+        self, records: Iterable[RawRecord], keys: Iterable[tuple[str, bytes]]
+    ) -> Head:
+        """Copy another log into this empty one, in one transaction: its records as stored
+        (each checked and chained as it is read) and its idempotency keys, so a write retried
+        across the move is still answered once. Refused unless this log is empty."""
+        with self._connect() as conn:
+            try:
+                with conn.transaction(), conn.cursor() as cur:
+                    cur.execute(self._q.lock_head)
+                    row = cur.fetchone()
+                    assert row is not None, "the head row is made with the tables"
+                    head = _head_of(row)
+                    if head.seq != 0:
+                        raise InvalidInput(f"the log in the database holds {head.seq} records")
+                    with cur.copy(self._q.copy_log) as copy:
+                        for raw in records:
+                            framed = bytes.fromhex(raw.digest) + raw.data
+                            stored = decode_value(raw.seq, framed, self._codec)
+                            if raw.seq != head.seq + 1 or stored.record.prev != head.digest:
+                                raise CorruptRecord(raw.seq, "does not follow the record before")
+                            copy.write_row((raw.seq, framed))
+                            head = Head(raw.seq, stored.digest, stored.record.ts)
+                    for key, entry in keys:
+                        cur.execute(self._q.put_key, (key, entry))
+                    cur.execute(self._q.set_head, (head.seq, head.digest, head.ts))
+                    cur.execute(self._q.notify, (self._channel, str(head.seq)))
+            except psycopg.Error as exc:
+                raise StorageFailed(f"the log's database refused the copy: {exc}") from exc
+        self._advance(head)
+        return head
 
     def _idempotent_replay(
         self, cur: psycopg.Cursor[tuple[object, ...]], request: AppendRequest
