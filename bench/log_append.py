@@ -60,46 +60,52 @@ def record_size(log_dir: Path) -> int:
         env.close()
 
 
-def run_appends(workdir: Path, writers: int, seconds: float) -> dict[str, Any]:
-    """``writers`` threads appending one event at a time to a fresh log for ``seconds``."""
-    log_dir = workdir / f"log-{writers}w"
+def hammer(log: Any, writers: int, per_append: int, seconds: float) -> tuple[list[float], float]:
+    """``writers`` threads appending ``per_append`` events at a time to ``log`` for ``seconds``
+    (each at least once): every append's latency, and the seconds the run took."""
     latencies: list[list[float]] = [[] for _ in range(writers)]
     start = threading.Barrier(writers + 1)
     deadline = 0.0
 
-    def writer(index: int, log: LmdbEventLog) -> None:
+    def writer(index: int) -> None:
         mine = latencies[index]
         start.wait()
         n = 0
         while True:  # at least one append each, however short the run
+            batch = [draft(index, n + i) for i in range(per_append)]
             t0 = time.perf_counter()
-            log.append([draft(index, n)])
+            log.append(batch)
             t1 = time.perf_counter()
             mine.append(t1 - t0)
-            n += 1
+            n += per_append
             if t1 >= deadline:
                 break
 
+    threads = [
+        threading.Thread(target=writer, args=(i,), name=f"bench-writer-{i}") for i in range(writers)
+    ]
+    for thread in threads:
+        thread.start()
+    began = time.perf_counter()
+    deadline = began + seconds
+    start.wait()
+    for thread in threads:
+        thread.join()
+    return [s for mine in latencies for s in mine], time.perf_counter() - began
+
+
+def run_appends(workdir: Path, writers: int, seconds: float) -> dict[str, Any]:
+    """``writers`` threads appending one event at a time to a fresh log for ``seconds``."""
+    log_dir = workdir / f"log-{writers}w"
     with LmdbEventLog(log_dir) as log:
         for n in range(WARMUP_APPENDS):
             log.append([draft(-1, n)])
         before = log.writer_stats
-        threads = [
-            threading.Thread(target=writer, args=(i, log), name=f"bench-writer-{i}")
-            for i in range(writers)
-        ]
-        for thread in threads:
-            thread.start()
-        began = time.perf_counter()
-        deadline = began + seconds
-        start.wait()
-        for thread in threads:
-            thread.join()
-        elapsed = time.perf_counter() - began
+        latencies, elapsed = hammer(log, writers, 1, seconds)
         after = log.writer_stats
         head = log.head().seq
 
-    appends = sum(len(mine) for mine in latencies)
+    appends = len(latencies)
     if head != WARMUP_APPENDS + appends:
         raise SystemExit(f"log head {head}, expected {WARMUP_APPENDS + appends}")
     commits = after.batches - before.batches
@@ -112,7 +118,7 @@ def run_appends(workdir: Path, writers: int, seconds: float) -> dict[str, Any]:
         "appends_per_commit": appends / commits,
         "largest_batch": after.largest,
         "record_bytes": record_size(log_dir),
-        **latency_summary([s for mine in latencies for s in mine]),
+        **latency_summary(latencies),
     }
 
 
