@@ -38,7 +38,6 @@ from mnemolog.eventlog import LmdbEventLog
 from mnemolog.eventlog.committed import GroupCommittedLog
 from mnemolog.eventlog.postgres_log import PostgresEventLog
 
-TRIAL = Path(__file__).resolve().parent.parent / "tools" / "postgres_trial.sh"
 BATCH = 100
 
 
