@@ -8,6 +8,7 @@ import os
 import subprocess
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
@@ -17,11 +18,21 @@ from psycopg import sql
 TRIAL = Path(__file__).resolve().parent.parent / "tools" / "postgres_trial.sh"
 
 
-def started_server() -> Iterator[str]:
-    """The URL of a running server for the whole test session."""
+@dataclass(frozen=True)
+class Server:
+    """A running server: its URL, and the directory of its cluster when it is a throwaway one
+    (then a test may restart it)."""
+
+    url: str
+    trial: Path | None
+
+
+def started_server() -> Iterator[Server]:
+    """A running server for the whole test session."""
     given = os.environ.get("MNEMOLOG_TEST_POSTGRES_URL")
     if given:
-        yield given
+        trial = os.environ.get("MNEMOLOG_POSTGRES_TRIAL")
+        yield Server(given, Path(trial) if trial else None)
         return
     started = subprocess.run([str(TRIAL), "start"], capture_output=True, text=True, check=False)
     if started.returncode != 0:
@@ -30,9 +41,16 @@ def started_server() -> Iterator[str]:
         line.removeprefix("export ").split("=", 1) for line in started.stdout.splitlines()
     )
     try:
-        yield exported["MNEMOLOG_TEST_POSTGRES_URL"]
+        yield Server(
+            exported["MNEMOLOG_TEST_POSTGRES_URL"], Path(exported["MNEMOLOG_POSTGRES_TRIAL"])
+        )
     finally:
         subprocess.run([str(TRIAL), "stop", exported["MNEMOLOG_POSTGRES_TRIAL"]], check=False)
+
+
+def restart(trial: Path) -> None:
+    """Restart a throwaway cluster (fast shutdown: its connections are cut)."""
+    subprocess.run([str(TRIAL), "restart", str(trial)], check=True, capture_output=True)
 
 
 def fresh_schema() -> str:

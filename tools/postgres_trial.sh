@@ -5,6 +5,7 @@
 #
 #   eval "$(tools/postgres_trial.sh start)"   # exports MNEMOLOG_TEST_POSTGRES_URL and
 #                                             # MNEMOLOG_POSTGRES_TRIAL (the cluster's dir)
+#   tools/postgres_trial.sh restart "$MNEMOLOG_POSTGRES_TRIAL"   # fast: connections are cut
 #   tools/postgres_trial.sh stop "$MNEMOLOG_POSTGRES_TRIAL"
 #
 # Trust authentication on loopback: for a trial on one machine, never for a shared database
@@ -34,6 +35,11 @@ start)
     echo "export MNEMOLOG_TEST_POSTGRES_URL=postgresql://mnemolog@127.0.0.1:$port/mnemolog"
     echo "export MNEMOLOG_POSTGRES_TRIAL=$dir"
     ;;
+restart)
+    dir="${2:?which cluster: the directory start printed}"
+    case "$dir" in /tmp/mnemolog-postgres.*) ;; *) echo "not a trial cluster: $dir" >&2; exit 1 ;; esac
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -t 60 restart >/dev/null
+    ;;
 stop)
     dir="${2:?which cluster: the directory start printed}"
     case "$dir" in /tmp/mnemolog-postgres.*) ;; *) echo "not a trial cluster: $dir" >&2; exit 1 ;; esac
@@ -41,7 +47,7 @@ stop)
     rm -rf "$dir"
     ;;
 *)
-    echo "usage: $0 start | stop DIR" >&2
+    echo "usage: $0 start | restart DIR | stop DIR" >&2
     exit 2
     ;;
 esac

@@ -104,6 +104,8 @@ class PostgresEventLog(GroupCommittedLog):
         self._url = url
         self._schema = schema
         self._channel = f"{schema}_log"
+        # What an operator sees in pg_stat_activity for each of this log's connections.
+        self._application = f"mnemolog:{schema}"
         self._codec = codec or RecordCodec()
         self._poll_interval = poll_interval
         self._connect_timeout = connect_timeout
@@ -149,7 +151,10 @@ class PostgresEventLog(GroupCommittedLog):
     def _connect(self, *, autocommit: bool = False) -> psycopg.Connection[tuple[object, ...]]:
         try:
             return psycopg.connect(
-                self._url, autocommit=autocommit, connect_timeout=int(self._connect_timeout)
+                self._url,
+                autocommit=autocommit,
+                connect_timeout=int(self._connect_timeout),
+                application_name=self._application,
             )
         except psycopg.Error as exc:
             raise StorageFailed(f"cannot reach the log's database: {exc}") from exc
@@ -284,7 +289,10 @@ class PostgresEventLog(GroupCommittedLog):
             try:
                 if conn is None or conn.closed:
                     conn = psycopg.connect(
-                        self._url, autocommit=True, connect_timeout=int(self._connect_timeout)
+                        self._url,
+                        autocommit=True,
+                        connect_timeout=int(self._connect_timeout),
+                        application_name=self._application,
                     )
                     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
                 self._advance(_read_head(conn, self._q))
