@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 import psycopg
 import pytest
@@ -60,3 +62,31 @@ def fresh_schema() -> str:
 def drop_schema(url: str, schema: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+class WriterThreads:
+    """Threads writing until the ``with`` block ends, each running ``_run(index)``, which
+    checks ``_stop`` between writes; ``retries`` counts the failed attempts they retried."""
+
+    def __init__(self, count: int) -> None:
+        self.retries = 0
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._run, args=(w,)) for w in range(count)]
+
+    def __enter__(self) -> Self:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=180)
+
+    def _run(self, index: int) -> None:
+        raise NotImplementedError
+
+    def _retried(self) -> None:
+        with self._lock:
+            self.retries += 1

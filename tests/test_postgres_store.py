@@ -1,13 +1,16 @@
 """A store whose log is in PostgreSQL (``MNEMOLOG_LOG_URL``): a real server writes, corrects and
 searches; the records are in the database, append-only; an export from it verifies; a restart
-and a rebuild serve the same; a second node on the same log is refused."""
+and a rebuild serve the same; a second node on the same log is refused; an LMDB log moved over
+serves on; a node SIGKILLed under load loses and duplicates nothing."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +21,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from .servers import MNEMOLOG, free_port, mnemolog_server
+from .postgres import WriterThreads
+from .servers import MNEMOLOG, free_port, mnemolog_server, wait_healthy
 
 pytestmark = pytest.mark.slow
 
@@ -203,3 +207,94 @@ def test_migrate_log_copies_an_lmdb_log_that_then_serves_from_postgresql(
     assert refused.returncode == 2 and "holds another log" in refused.stderr
     done = mnemolog(log_url, "export-log", "--data-dir", str(data_dir), "-o", str(pg_export))
     assert done.returncode == 0 and pg_export.read_text().splitlines()[1:] == held
+
+
+class KeyedWriters(WriterThreads):
+    """Clients writing one memory per request, each with its own Idempotency-Key, retrying a
+    request that failed (connection refused or cut, or a 503) with the same key and body."""
+
+    def __init__(self, base_url: str, count: int = 4) -> None:
+        super().__init__(count)
+        self.base_url = base_url
+        self.acknowledged: dict[str, dict[str, Any]] = {}
+
+    def _run(self, writer: int) -> None:
+        with httpx.Client(base_url=self.base_url, timeout=10) as client:
+            n = 0
+            while not self._stop.is_set():
+                key = f"w{writer}-{n}"
+                body = {
+                    "containerTag": "team",
+                    "memories": [
+                        {
+                            "content": f"The access code of vault {uuid.uuid4().hex[:10]} is "
+                            f"{uuid.uuid4().hex[:10]}."
+                        }
+                    ],
+                }
+                deadline = time.monotonic() + 120
+                while True:
+                    try:
+                        answer = client.post(
+                            "/memories", json=body, headers={"Idempotency-Key": key}
+                        )
+                        if answer.status_code == 200:
+                            break
+                        assert answer.status_code == 503, answer.text
+                    except httpx.TransportError:
+                        pass
+                    self._retried()
+                    assert time.monotonic() < deadline, f"{key} never landed"
+                    time.sleep(0.1)
+                with self._lock:
+                    self.acknowledged[key] = answer.json()["memories"][0]
+                n += 1
+
+
+def serve_on(data_dir: Path, port: int, url: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [MNEMOLOG, "serve", "--data-dir", str(data_dir), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **env_for(url)},
+    )
+
+
+def test_a_node_killed_mid_write_loses_and_duplicates_nothing_and_catches_up(
+    tmp_path: Path, log_url: str
+) -> None:
+    data_dir, port = tmp_path / "node", free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    node = serve_on(data_dir, port, log_url)
+    try:
+        wait_healthy(base_url, node)
+        with KeyedWriters(base_url) as writers:
+            time.sleep(1.5)
+            node.send_signal(signal.SIGKILL)
+            node.wait(timeout=30)
+            node = serve_on(data_dir, port, log_url)  # the same data dir and log
+            wait_healthy(base_url, node)
+            time.sleep(1.0)
+        assert writers.retries > 0 and len(writers.acknowledged) > 20
+        acked = writers.acknowledged
+        assert {m["status"] for m in acked.values()} == {"created"}
+        ids = {m["id"] for m in acked.values()}
+        assert len(ids) == len(acked)
+        with httpx.Client(base_url=base_url, timeout=30) as client:
+            listed: set[str] = set()
+            while True:
+                page = client.get(
+                    "/memories",
+                    params={"containerTag": "team", "limit": 500, "offset": len(listed)},
+                ).json()
+                listed |= {m["id"] for m in page["memories"]}
+                if len(listed) >= page["total"] or not page["memories"]:
+                    break
+        assert listed == ids  # every acknowledged write served once, nothing else
+    finally:
+        node.terminate()
+        node.wait(timeout=30)
+    exported = mnemolog(log_url, "export-log", "--data-dir", str(data_dir))
+    assert exported.returncode == 0, exported.stderr
+    kinds = [json.loads(line)["kind"] for line in exported.stdout.splitlines()[1:]]
+    assert kinds.count("memory.written") == len(acked)

@@ -5,7 +5,6 @@ exactly once, nothing else is, the chain holds, and the log takes appends again.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 
@@ -16,7 +15,7 @@ from mnemolog.errors import StorageFailed
 from mnemolog.eventlog.postgres_log import PostgresEventLog
 
 from ..factories import signal_draft
-from ..postgres import Server, drop_schema, fresh_schema, restart
+from ..postgres import Server, WriterThreads, drop_schema, fresh_schema, restart
 
 WRITERS = 4
 
@@ -28,27 +27,14 @@ def schema(postgres_server: Server) -> Iterator[str]:
     drop_schema(postgres_server.url, name)
 
 
-class Writers:
+class Writers(WriterThreads):
     """Threads appending one keyed event at a time until stopped, retrying each failed append
     with its key until it is acknowledged."""
 
     def __init__(self, log: PostgresEventLog) -> None:
+        super().__init__(WRITERS)
         self.log = log
         self.acknowledged: dict[str, list[int]] = {}
-        self.failures = 0
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._threads = [threading.Thread(target=self._run, args=(w,)) for w in range(WRITERS)]
-
-    def __enter__(self) -> Writers:
-        for thread in self._threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        for thread in self._threads:
-            thread.join(timeout=120)
 
     def _run(self, writer: int) -> None:
         n = 0
@@ -60,8 +46,7 @@ class Writers:
                     seqs = self.log.append([signal_draft(key)], idempotency_key=key).seqs
                     break
                 except StorageFailed:
-                    with self._lock:
-                        self.failures += 1
+                    self._retried()
                     assert time.monotonic() < deadline, f"{key} never landed"
                     time.sleep(0.05)
             with self._lock:
@@ -95,7 +80,7 @@ def test_killed_connections_and_a_restart_lose_and_duplicate_nothing(
             restart(postgres_server.trial)
             time.sleep(1.0)
         assert killed >= 3  # the writer's, the reader's or the listener's, each time
-        assert writers.failures > 0  # the faults reached the writers
+        assert writers.retries > 0  # the faults reached the writers
         assert len(writers.acknowledged) > 50
         records = list(log.read())  # checks every record and the chain
         labels = [r.record.event.label for r in records]  # type: ignore[union-attr]
