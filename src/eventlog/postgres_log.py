@@ -373,6 +373,10 @@ def _create_tables(conn: psycopg.Connection[tuple[object, ...]], schema: str) ->
     each other on an advisory lock: ``CREATE ... IF NOT EXISTS`` alone races)."""
     s = sql.Identifier(schema)
     try:
+        made = conn.execute("SELECT to_regclass(%s)", (f"{schema}.head",)).fetchone()
+        conn.rollback()
+        if made is not None and made[0] is not None:
+            return  # made before: its trigger is not replaced under appending nodes
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"mnemolog:{schema}",))
             conn.execute(sql.SQL(_DDL).format(schema=s))
