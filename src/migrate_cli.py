@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -22,6 +23,7 @@ from .cli_options import data_dir_option
 from .errors import CorruptLog, DataDirLocked, InvalidInput, StorageError
 from .eventlog.datadir import DataDirLock, log_dir
 from .eventlog.lmdb_log import LmdbEventLog
+from .eventlog.port import EMPTY_HEAD, Head
 from .eventlog.postgres_log import PostgresEventLog
 from .settings_env import settings_from_env
 
@@ -87,21 +89,22 @@ def _migrate(source: LmdbEventLog, target: PostgresEventLog) -> None:
     started = time.perf_counter()
     try:
         copied = target.import_records(source.read_raw(), source.idempotency_keys())
-        # Read back from the database, every record checked and chained again.
-        last = None
-        for record in target.read():
-            last = record
     except (CorruptLog, StorageError, InvalidInput) as exc:
         _stop(EXIT_FAILED, f"the copy failed, the database is unchanged: {exc}")
-    found = (0, "") if last is None else (last.seq, last.digest)
-    if copied != want or found != (want.seq, want.digest if want.seq else ""):
-        _stop(EXIT_FAILED, f"the copy ends at {found}, the log at {(want.seq, want.digest)}")
+    found = EMPTY_HEAD
+    try:  # read back from the database, every record checked and chained again
+        for record in target.read():
+            found = Head(record.seq, record.digest, record.record.ts)
+    except (CorruptLog, StorageError) as exc:
+        _stop(EXIT_FAILED, f"the copy does not read back: {exc}")
+    if copied != want or found != want:
+        _stop(EXIT_FAILED, f"the copy ends at seq {found.seq} ({found.digest}), not {want.seq}")
     click.echo(
         f"copied {want.seq} records in {time.perf_counter() - started:.1f} s, head {want.digest};"
         " serve from it with MNEMOLOG_LOG_URL set to the same URL"
     )
 
 
-def _stop(code: int, message: str) -> None:
+def _stop(code: int, message: str) -> NoReturn:
     click.echo(f"mnemolog: {message}", err=True)
     sys.exit(code)

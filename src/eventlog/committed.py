@@ -5,6 +5,7 @@ differ only in how a batch is committed and a chunk is read."""
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Self
@@ -63,7 +64,7 @@ class FollowedHead:
         return await self._notifier.wait_for_async(after_seq, timeout)
 
 
-class GroupCommittedLog(FollowedHead):
+class GroupCommittedLog(FollowedHead, ABC):
     """A log whose appends one writer thread commits in batches (``_writer``, set by the
     subclass with its ``_commit_batch``) and whose reads come in chunks (``_read_chunk``)."""
 
@@ -145,12 +146,13 @@ class GroupCommittedLog(FollowedHead):
             if remaining is not None:
                 remaining -= len(chunk)
 
+    @abstractmethod
     def _read_chunk(self, seq: int, count: int) -> list[tuple[StoredRecord, bytes]]:
         """Up to ``count`` records from ``seq``, each with its stored bytes (unframed)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def close(self) -> None:
-        raise NotImplementedError
+        """Finish the queued appends, then release the store."""
 
     def __enter__(self) -> Self:
         return self

@@ -7,13 +7,15 @@ from ..settings import Settings
 from .committed import GroupCommittedLog
 from .datadir import log_dir
 from .lmdb_log import LmdbEventLog
-from .postgres_log import PostgresEventLog
 
 
 def open_log(settings: Settings, *, readonly: bool = False) -> GroupCommittedLog:
     """The store's log, for its one writing process (or, ``readonly``, for reading beside
     it)."""
     if settings.log_url is not None:
+        # Imported here: psycopg and libpq take ~0.1 s to load, which an LMDB store never needs.
+        from .postgres_log import PostgresEventLog
+
         return PostgresEventLog(settings.log_url, readonly=readonly, sole_writer=not readonly)
     return LmdbEventLog(
         log_dir(settings.data_dir),
