@@ -20,9 +20,9 @@ from .cli_options import data_dir_option
 from .embedding import TIERS, Embedder, open_embedder
 from .errors import DataDirLocked, EmbedderError, InvalidInput
 from .eventlog import Actor
-from .eventlog.datadir import DataDirLock, keys_dir, log_dir
-from .eventlog.keystore import KeyStore
+from .eventlog.datadir import DataDirLock, log_dir
 from .eventlog.lmdb_log import LmdbEventLog
+from .eventlog.opening import open_keys
 from .eventlog.sealing import Sealer
 from .memory.lifecycle.reembedding import Report, reembed
 from .progress import Progress
@@ -77,7 +77,7 @@ def reembed_command(tier: str, data_dir: Path | None) -> None:
 def _run(settings: Settings, embedder: Embedder, tier: str) -> Report:
     log = LmdbEventLog(log_dir(settings.data_dir), map_size=settings.log_map_size)
     try:
-        keys = KeyStore(keys_dir(settings.data_dir))
+        keys = open_keys(settings)
         try:
             shown = Progress(f"reembed ({tier})", "texts")
             try:

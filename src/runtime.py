@@ -9,9 +9,8 @@ from threadpoolctl import threadpool_limits
 
 from .audit.signing import store_key
 from .embedding import CrossEncoder, reranker_dir
-from .eventlog.datadir import DataDirLock, keys_dir
-from .eventlog.keystore import KeyStore
-from .eventlog.opening import open_log
+from .eventlog.datadir import DataDirLock
+from .eventlog.opening import open_keys, open_log
 from .eventlog.sealing import Sealer
 from .memory.core import Core
 from .proxy.arbiter import UpstreamArbiter
@@ -35,7 +34,7 @@ class Runtime:
         try:
             self.log = open_log(settings)
             try:
-                self.keys = KeyStore(keys_dir(settings.data_dir))
+                self.keys = open_keys(settings)
                 self.sealer = Sealer(self.keys)
                 # Opened at the first search that asks for it: a server where no one
                 # reranks never reads the model.

@@ -29,8 +29,11 @@ start)
     if [ "$(id -u)" = 0 ]; then chown postgres "$dir"; fi
     port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
     as_owner "$bin/initdb" -D "$dir/data" -U mnemolog --auth=trust --no-sync -E UTF8 >/dev/null
+    # wal_recycle=off: a WAL segment past its checkpoint is deleted, not renamed for reuse
+    # with its bytes (an erased key's among them) kept until overwritten (docs/teams.md).
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c wal_recycle=off" \
+        start >/dev/null
     as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U mnemolog mnemolog
     echo "export MNEMOLOG_TEST_POSTGRES_URL=postgresql://mnemolog@127.0.0.1:$port/mnemolog"
     echo "export MNEMOLOG_POSTGRES_TRIAL=$dir"

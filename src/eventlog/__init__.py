@@ -3,7 +3,8 @@
 from .codec import RecordCodec
 from .events import EVENT_TYPES, Actor, AnyEvent, Event, Sealed
 from .in_memory import InMemoryEventLog
-from .keystore import KeyStore
+from .keys_port import KeyStore
+from .keystore import LmdbKeyStore
 from .lmdb_log import LmdbEventLog
 from .port import Appended, Draft, EventLog, Head
 from .record import GENESIS, Record, StoredRecord
@@ -23,6 +24,7 @@ __all__ = [
     "InMemoryEventLog",
     "KeyStore",
     "LmdbEventLog",
+    "LmdbKeyStore",
     "Record",
     "RecordCodec",
     "Sealed",

@@ -1,4 +1,5 @@
-"""Per-subject data keys, kept apart from the log so that destroying one really erases.
+"""Per-subject data keys, kept apart from the log so that destroying one really erases: the
+``KeyStore`` port (``keys_port.py``) in an LMDB environment of the data dir.
 
 A subject is whatever personal data is erased as one unit: a memory chain, a container (a
 user's queries and excerpts), a document. Its sealed fields in the log become unreadable the
@@ -17,31 +18,26 @@ erased while the rest of the chain lives on (``docs/erasure.md``).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import lmdb
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from ..errors import KeyDestroyed, LogClosed, StorageError
+from ..errors import LogClosed
 from ..fsync import fsync_path
-from .groupcommit import GroupCommitter
+from .keys_base import GENERATION_MARK, KEY_SIZE, CachedKeys, erased, field_id, tombstone
+from .keys_port import KeyStoreContents
 from .lmdb_env import open_env, storage_failure
 
-KEY_SIZE = 32
-# Subjects whose AES-GCM context is kept ready. Making one from the key costs 3.5 us, three
-# times an 80-byte decrypt, and a write seals two fields and its projections open four.
-CIPHER_CACHE = 4096
+__all__ = ["GENERATION_MARK", "KEY_SIZE", "LmdbKeyStore"]
+
 _MAP_SIZE = 16 << 20
 _COMPACT_SUFFIX = ".compact"
-GENERATION_MARK = "#"  # memory:<id>#2: the second key of a re-keyed subject
 
 
-class KeyStore:
+class LmdbKeyStore(CachedKeys):
     """Subject keys in their own small LMDB environment (``keys/`` in the data dir).
 
     Like the log, it stops taking writes after a failed commit (fail-stop): a key acknowledged
@@ -51,14 +47,8 @@ class KeyStore:
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
         """``readonly`` reads the keys beside the store's owner (a replay beside the server):
         no compaction at open, and no key is made or destroyed."""
+        super().__init__(LogClosed("the key store was opened read-only") if readonly else None)
         self._path = path
-        self._lock = threading.RLock()
-        self._cache: dict[str, bytes] = {}
-        self._ciphers: dict[str, AESGCM] = {}  # for the subjects of ``_cache`` used lately
-        self._unused: set[str] = set()
-        self._failure: StorageError | None = (
-            LogClosed("the key store was opened read-only") if readonly else None
-        )
         self._open(readonly=readonly)
         try:
             if not readonly:
@@ -69,9 +59,7 @@ class KeyStore:
         except BaseException:
             self._env.close()
             raise
-        self._creator: GroupCommitter[str, bytes] = GroupCommitter(
-            self._create_batch, name="mnemolog-key-writer"
-        )
+        self._start_writer("mnemolog-key-writer")
 
     def _open(self, *, readonly: bool = False) -> None:
         self._env: lmdb.Environment = open_env(
@@ -95,106 +83,23 @@ class KeyStore:
             self._env.close()
             raise storage_failure(exc) from exc
 
-    @property
-    def failure(self) -> StorageError | None:
-        return self._failure
-
-    def key_for(self, subject: str) -> bytes | None:
-        """The subject's key, or None if it never had one or it was destroyed."""
-        cached = self._cache.get(subject)
-        if cached is not None:
-            return cached
-        with self._lock:  # held while caching, so a concurrent destroy cannot be undone
-            if subject in self._unused:
-                return None
-            with self._env.begin(db=self._keys) as txn:
-                raw = txn.get(subject.encode())
-            if raw is None:
-                return None
-            key = bytes(raw)
-            self._cache[subject] = key
-            return key
-
-    def cipher_for(self, subject: str) -> AESGCM | None:
-        """An AES-GCM context under the subject's key, or None if it has no key."""
-        cipher = self._ciphers.get(subject)
-        if cipher is not None:
-            return cipher
-        key = self.key_for(subject)
-        return None if key is None else self._cipher(subject, key)
-
-    def ensure_cipher(self, subject: str) -> AESGCM:
-        """``cipher_for``, the key created first if the subject has none (see ``ensure``)."""
-        cipher = self._ciphers.get(subject)
-        if cipher is not None:
-            return cipher
-        return self._cipher(subject, self.ensure(subject))
-
-    def _cipher(self, subject: str, key: bytes) -> AESGCM:
-        cipher = AESGCM(key)
-        with self._lock:  # kept only while the key is, so a destroy cannot be undone
-            if self._cache.get(subject) is key:
-                if len(self._ciphers) >= CIPHER_CACHE:
-                    del self._ciphers[next(iter(self._ciphers))]
-                self._ciphers[subject] = cipher
-        return cipher
-
-    def ensure(self, subject: str) -> bytes:
-        """The subject's key, created durably if it has none; ``KeyDestroyed`` if erased."""
-        key = self.key_for(subject)
-        if key is not None:
-            return key
-        if self._failure is not None:
-            raise self._failure
-        return self._creator.submit(subject).result()
-
-    def ensure_many(self, subjects: Sequence[str]) -> list[bytes]:
-        """Keys for many subjects, the missing ones created together in one durable commit."""
-        if self._failure is not None and any(self.key_for(s) is None for s in subjects):
-            raise self._failure
-        futures = {s: self._creator.submit(s) for s in subjects if self.key_for(s) is None}
-        return [futures[s].result() if s in futures else self.ensure(s) for s in subjects]
-
-    def create_many(self, subjects: Sequence[str]) -> list[bytes]:
-        """Keys for subjects never seen before (fresh random ids), created in one durable
-        commit without looking each one up first (the commit still keeps an existing key)."""
-        if self._failure is not None:
-            raise self._failure
-        futures = [self._creator.submit(s) for s in subjects]
-        return [future.result() for future in futures]
-
-    def discard(self, subjects: Sequence[str]) -> None:
-        """Drop keys made ahead of time and never used: they sealed nothing, and losing this
-        request in a crash costs only a few bytes. They are deleted at ``close``."""
-        with self._lock:
-            for subject in subjects:
-                self._cache.pop(subject, None)
-                self._ciphers.pop(subject, None)
-            self._unused.update(subjects)
+    def _load(self, subject: str) -> bytes | None:
+        with self._env.begin(db=self._keys) as txn:
+            raw = txn.get(subject.encode())
+        return None if raw is None else bytes(raw)
 
     def is_destroyed(self, subject: str) -> bool:
         """Whether the subject was erased (a re-keyed subject lives on in its generation)."""
         current = self.current(subject)
         with self._lock, self._env.begin(db=self._tombstones) as txn:
-            return txn.get(_tombstone(current)) is not None
-
-    def current(self, subject: str) -> str:
-        """The generation of ``subject`` new fields are sealed under: itself until re-keyed."""
-        return self._current.get(subject, subject)
-
-    def next_generation(self, subject: str) -> str:
-        """The name the next ``rekey`` of ``subject`` seals under."""
-        current = self.current(subject)
-        _, _, number = current.rpartition(GENERATION_MARK)
-        generation = int(number) + 1 if current != subject and number.isdigit() else 2
-        return f"{subject}{GENERATION_MARK}{generation}"
+            return txn.get(tombstone(current)) is not None
 
     def resealed(self, subject: str, nonce: bytes) -> bytes | None:
         """The new ciphertext (encoded) of a field re-sealed when its subject was re-keyed."""
         if self._resealed is None:
             return None
         with self._env.begin(db=self._resealed) as txn:
-            raw = txn.get(_field(subject, nonce))
+            raw = txn.get(field_id(subject, nonce))
         return None if raw is None else bytes(raw)
 
     def rekey(
@@ -210,7 +115,7 @@ class KeyStore:
             try:
                 with self._env.begin(write=True) as txn:
                     for old_subject, nonce, new in moved:
-                        txn.put(_field(old_subject, nonce), new, db=self._resealed)
+                        txn.put(field_id(old_subject, nonce), new, db=self._resealed)
                     txn.put(subject.encode(), generation.encode(), db=self._generations)
             except lmdb.Error as exc:
                 self._failure = storage_failure(exc)
@@ -236,16 +141,6 @@ class KeyStore:
         ]
         self._destroy_keys(doomed, fresh)
 
-    def _generations_of(self, subject: str, *, below: str | None) -> list[str]:
-        """The generation names of ``subject`` up to its current one (or below ``below``)."""
-        current = self.current(subject)
-        if current == subject:
-            return []
-        last = int(current.rpartition(GENERATION_MARK)[2])
-        if below is not None:
-            last = min(last, int(below.rpartition(GENERATION_MARK)[2]) - 1)
-        return [f"{subject}{GENERATION_MARK}{n}" for n in range(2, last + 1)]
-
     def _destroy_keys(
         self, subjects: Sequence[str], generations: Mapping[str, str] | None = None
     ) -> bool:
@@ -257,11 +152,10 @@ class KeyStore:
             existed = False
             try:
                 with self._env.begin(write=True) as txn:
+                    self._forget(subjects)
                     for subject in subjects:
-                        self._cache.pop(subject, None)
-                        self._ciphers.pop(subject, None)
                         existed = bool(txn.delete(subject.encode(), db=self._keys)) or existed
-                        txn.put(_tombstone(subject), b"", db=self._tombstones)
+                        txn.put(tombstone(subject), b"", db=self._tombstones)
                     for subject, generation in (generations or {}).items():
                         txn.put(subject.encode(), generation.encode(), db=self._generations)
             except lmdb.Error as exc:
@@ -276,6 +170,24 @@ class KeyStore:
             return {}
         with self._env.begin(db=self._generations) as txn:
             return {bytes(k).decode(): bytes(v).decode() for k, v in txn.cursor()}
+
+    def export(self) -> KeyStoreContents:
+        """Every key, tombstone, generation and re-sealed field: what a copy of this store
+        into another must hold (read in one transaction, so consistent)."""
+        with self._lock, self._env.begin() as txn:
+            keys, tombs, gens, moved = (
+                _items(txn, db)
+                for db in (self._keys, self._tombstones, self._generations, self._resealed)
+            )
+        return KeyStoreContents.of(
+            ((k.decode(), v) for k, v in keys),
+            (k for k, _ in tombs),
+            ((k.decode(), v.decode()) for k, v in gens),
+            moved,
+        )
+
+    def refresh(self) -> None:
+        """Nothing to catch up with: only this process changes this store."""
 
     def close(self) -> None:
         self._creator.close()
@@ -312,14 +224,12 @@ class KeyStore:
                 except lmdb.Error as exc:
                     self._failure = storage_failure(exc)
                     raise self._failure from exc
-            for subject, result in zip(subjects, out, strict=True):
-                if isinstance(result, bytes):
-                    self._cache[subject] = result
+            self._created(subjects, out)
         return out
 
     def _create(self, txn: lmdb.Transaction, subject: str) -> bytes | BaseException:
-        if txn.get(_tombstone(subject), db=self._tombstones) is not None:
-            return KeyDestroyed(f"subject {subject!r} was erased; it cannot be written again")
+        if txn.get(tombstone(subject), db=self._tombstones) is not None:
+            return erased(subject)
         existing = txn.get(subject.encode(), db=self._keys)
         if existing is not None:
             return bytes(existing)
@@ -342,10 +252,6 @@ class KeyStore:
         self._open()
 
 
-def _field(subject: str, nonce: bytes) -> bytes:
-    return subject.encode() + b"\0" + nonce
-
-
 def _optional_db(env: lmdb.Environment, name: bytes) -> lmdb._Database | None:
     try:
         return env.open_db(name, create=False)
@@ -353,5 +259,6 @@ def _optional_db(env: lmdb.Environment, name: bytes) -> lmdb._Database | None:
         return None
 
 
-def _tombstone(subject: str) -> bytes:
-    return hashlib.sha256(subject.encode()).digest()
+def _items(txn: lmdb.Transaction, db: lmdb._Database | None) -> list[tuple[bytes, bytes]]:
+    """A table's pairs, none for a table never made."""
+    return [] if db is None else [(bytes(k), bytes(v)) for k, v in txn.cursor(db=db)]

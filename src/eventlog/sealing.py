@@ -15,7 +15,7 @@ from cryptography.exceptions import InvalidTag
 
 from ..errors import CorruptLog
 from .events import Sealed
-from .keystore import KeyStore
+from .keys_port import KeyStore
 
 NONCE_SIZE = 12
 

@@ -27,10 +27,10 @@ from ..embedding import (
 )
 from ..errors import CorruptLog, EmbedderError, InvalidInput, StorageError
 from ..eventlog import Actor, EventLog, Sealer
-from ..eventlog.datadir import keys_dir, log_dir
+from ..eventlog.datadir import log_dir
 from ..eventlog.events import EmbedderPinned, ReembedStarted
-from ..eventlog.keystore import KeyStore
 from ..eventlog.lmdb_log import LmdbEventLog
+from ..eventlog.opening import open_keys
 from ..eventlog.scratch import scratch_root
 from ..memory import MemoriesAt, RecallRequest, World, scores_at, trust_params
 from ..settings import Settings
@@ -68,7 +68,7 @@ def opened(settings: Settings) -> Iterator[Opened]:
     except (CorruptLog, StorageError) as exc:
         raise click.ClickException(f"cannot open the log: {exc}") from exc
     try:
-        keys = KeyStore(keys_dir(settings.data_dir), readonly=True)
+        keys = open_keys(settings, readonly=True)
     except BaseException:
         log.close()
         raise

@@ -1,4 +1,7 @@
-"""Crypto-shredding: after a key is destroyed and the store compacted, nothing is left."""
+"""Crypto-shredding: after a key is destroyed and the store compacted, nothing is left.
+
+The key store tests run against both stores (LMDB and PostgreSQL); what is about LMDB's
+files alone runs on it alone."""
 
 from __future__ import annotations
 
@@ -10,24 +13,33 @@ from pathlib import Path
 import lmdb
 import pytest
 
-from mnemolog.errors import CorruptLog, KeyDestroyed
-from mnemolog.eventlog import Actor, Draft, KeyStore, LmdbEventLog, Sealer, verify_log
-from mnemolog.eventlog import keystore as keystore_module
+from mnemolog.errors import CorruptLog, KeyDestroyed, LogClosed
+from mnemolog.eventlog import (
+    Actor,
+    Draft,
+    KeyStore,
+    LmdbEventLog,
+    LmdbKeyStore,
+    Sealer,
+    keys_base,
+    verify_log,
+)
 from mnemolog.eventlog.datadir import keys_dir, log_dir
 from mnemolog.eventlog.events import MemoryWritten, RecallPerformed, SubjectErased
+from mnemolog.eventlog.sealing import encode_sealed
 
 from ..factories import ACTOR, memory_draft
+from .keystores import KEY_STORE_KINDS, KeyStores, grep_tree, key_stores
+
+
+@pytest.fixture(params=KEY_STORE_KINDS)
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KeyStores]:
+    yield from key_stores(request, request.param, tmp_path / "keys")
 
 
 @pytest.fixture
-def keys(tmp_path: Path) -> Iterator[KeyStore]:
-    store = KeyStore(tmp_path / "keys")
-    yield store
-    store.close()
-
-
-def grep_tree(root: Path, needle: bytes) -> list[Path]:
-    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+def keys(stores: KeyStores) -> KeyStore:
+    return stores.open()
 
 
 def test_sealed_fields_open_only_under_their_subject(keys: KeyStore) -> None:
@@ -44,7 +56,7 @@ def test_sealed_fields_open_only_under_their_subject(keys: KeyStore) -> None:
 def test_kept_ciphers_are_bounded_and_each_opens_under_its_own_key(
     keys: KeyStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(keystore_module, "CIPHER_CACHE", 4)
+    monkeypatch.setattr(keys_base, "CIPHER_CACHE", 4)
     sealer = Sealer(keys)
     sealed = [sealer.seal_text(f"memory:m{i}", f"text {i}") for i in range(10)]
     assert [sealer.open_text(s) for s in reversed(sealed)] == [
@@ -56,15 +68,26 @@ def test_kept_ciphers_are_bounded_and_each_opens_under_its_own_key(
     assert sealer.open_text(sealed[8]) == "text 8"
 
 
-def test_keys_survive_a_reopen(tmp_path: Path) -> None:
-    store = KeyStore(tmp_path / "keys")
+def test_keys_survive_a_reopen(stores: KeyStores) -> None:
+    store = stores.open()
     sealed = Sealer(store).seal_text("container:u1", "a query")
     store.close()
-    store = KeyStore(tmp_path / "keys")
-    try:
-        assert Sealer(store).open_text(sealed) == "a query"
-    finally:
-        store.close()
+    assert Sealer(stores.open()).open_text(sealed) == "a query"
+
+
+def test_a_read_only_store_reads_and_changes_nothing(stores: KeyStores) -> None:
+    store = stores.open()
+    key = store.ensure("memory:m1")
+    store.close()
+    readonly = stores.open(readonly=True)
+    assert readonly.key_for("memory:m1") == key
+    with pytest.raises(LogClosed, match="read-only"):
+        readonly.ensure("memory:m2")
+    with pytest.raises(LogClosed, match="read-only"):
+        readonly.destroy("memory:m1")
+    with pytest.raises(LogClosed, match="read-only"):
+        readonly.rekey("memory:m1", readonly.next_generation("memory:m1"), [])
+    assert readonly.key_for("memory:m1") == key
 
 
 def test_concurrent_first_use_of_a_subject_gets_one_key(keys: KeyStore) -> None:
@@ -79,8 +102,8 @@ def test_concurrent_first_use_of_a_subject_gets_one_key(keys: KeyStore) -> None:
     assert len(set(got)) == 1 and len(got) == 8
 
 
-def test_a_destroyed_subject_reads_as_erased_and_never_comes_back(tmp_path: Path) -> None:
-    store = KeyStore(tmp_path / "keys")
+def test_a_destroyed_subject_reads_as_erased_and_never_comes_back(stores: KeyStores) -> None:
+    store = stores.open()
     sealer = Sealer(store)
     sealed = sealer.seal_text("memory:m1", "secret")
     assert store.destroy("memory:m1")
@@ -89,19 +112,35 @@ def test_a_destroyed_subject_reads_as_erased_and_never_comes_back(tmp_path: Path
     with pytest.raises(KeyDestroyed):
         sealer.seal_text("memory:m1", "again")
     store.close()
-    store = KeyStore(tmp_path / "keys")  # the tombstone is durable too
-    try:
-        with pytest.raises(KeyDestroyed):
-            store.ensure("memory:m1")
-        assert not store.destroy("memory:m1")
-    finally:
-        store.close()
+    store = stores.open()  # the tombstone is durable too
+    with pytest.raises(KeyDestroyed):
+        store.ensure("memory:m1")
+    assert not store.destroy("memory:m1")
+
+
+def test_a_rekeyed_subject_opens_only_what_was_moved(keys: KeyStore) -> None:
+    sealer = Sealer(keys)
+    kept = sealer.seal_text("memory:m1", "kept")
+    dropped = sealer.seal_text("memory:m1", "dropped")
+    generation = keys.next_generation("memory:m1")
+    assert generation == "memory:m1#2"
+    moved = sealer.seal(generation, b"kept")
+    keys.rekey("memory:m1", generation, [(kept.subject, kept.nonce, encode_sealed(moved))])
+    assert keys.current("memory:m1") == generation
+    assert keys.next_generation("memory:m1") == "memory:m1#3"
+    assert sealer.open_text(kept) == "kept" and sealer.open(dropped) is None
+    assert not keys.is_destroyed("memory:m1")  # it lives on in its generation
+    assert sealer.seal_text("memory:m1", "new").subject == generation
+    keys.erase([], renewed=["memory:m1"])  # every generation goes, a fresh one is current
+    assert keys.current("memory:m1") == "memory:m1#3"
+    assert sealer.open(kept) is None and keys.key_for(generation) is None
+    assert not keys.is_destroyed("memory:m1")
 
 
 def test_erasure_leaves_no_key_and_no_plaintext_under_the_data_dir(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     canary = "canary-7f3a9 John's passport number is X1234567"
-    keys = KeyStore(keys_dir(data_dir))
+    keys = LmdbKeyStore(keys_dir(data_dir))
     sealer = Sealer(keys)
     log = LmdbEventLog(log_dir(data_dir))
     try:
@@ -145,7 +184,7 @@ def _erased(memory_id: str) -> SubjectErased:
 
 
 def test_a_crash_before_compaction_is_healed_at_the_next_open(tmp_path: Path) -> None:
-    store = KeyStore(tmp_path / "keys")
+    store = LmdbKeyStore(tmp_path / "keys")
     key = store.ensure("memory:m1")
     for i in range(20):
         store.ensure(f"memory:other-{i}")
@@ -156,12 +195,12 @@ def test_a_crash_before_compaction_is_healed_at_the_next_open(tmp_path: Path) ->
         txn.delete(b"memory:m1", db=env.open_db(b"keys", txn=txn))
     env.close()
     assert grep_tree(tmp_path, key)
-    KeyStore(tmp_path / "keys").close()
+    LmdbKeyStore(tmp_path / "keys").close()
     assert grep_tree(tmp_path, key) == []
 
 
-def test_keys_made_ahead_and_unused_are_dropped(tmp_path: Path) -> None:
-    keys = KeyStore(tmp_path / "keys")
+def test_keys_made_ahead_and_unused_are_dropped(stores: KeyStores, tmp_path: Path) -> None:
+    keys = stores.open()
     made = keys.ensure_many([f"memory:ahead-{i}" for i in range(300)])
     assert len(set(made)) == 300
     assert keys.ensure_many(["memory:ahead-0"]) == [made[0]]
@@ -170,11 +209,9 @@ def test_keys_made_ahead_and_unused_are_dropped(tmp_path: Path) -> None:
     assert keys.key_for("memory:ahead-3") is None  # forgotten at once, deleted at close
     assert keys.cipher_for("memory:ahead-3") is None
     keys.close()
-    assert grep_tree(tmp_path, made[4]) == []
-    keys = KeyStore(tmp_path / "keys")  # the deletion left a file the next open accepts
-    try:
-        assert keys.key_for("memory:ahead-3") is None and keys.key_for("memory:ahead-299") is None
-        assert keys.key_for("memory:ahead-1") == made[1]
-        assert not keys.is_destroyed("memory:ahead-3")  # never erased: it sealed nothing
-    finally:
-        keys.close()
+    if stores.kind == "lmdb":
+        assert grep_tree(tmp_path, made[4]) == []
+    keys = stores.open()  # the deletion left a file the next open accepts
+    assert keys.key_for("memory:ahead-3") is None and keys.key_for("memory:ahead-299") is None
+    assert keys.key_for("memory:ahead-1") == made[1]
+    assert not keys.is_destroyed("memory:ahead-3")  # never erased: it sealed nothing

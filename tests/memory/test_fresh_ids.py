@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from mnemolog.eventlog import KeyStore
+from mnemolog.eventlog import LmdbKeyStore
 from mnemolog.eventlog.subjects import memory_subject
 from mnemolog.memory.writing.fresh_ids import MAX_BATCH, FreshIds
 
@@ -13,7 +13,7 @@ from mnemolog.memory.writing.fresh_ids import MAX_BATCH, FreshIds
 def test_taken_ids_have_durable_keys_and_the_pool_grows_to_the_largest_write(
     tmp_path: Path,
 ) -> None:
-    keys = KeyStore(tmp_path / "keys")
+    keys = LmdbKeyStore(tmp_path / "keys")
     fresh = FreshIds(keys, prefix="mem", subject=memory_subject)
     try:
         taken = fresh.take(700)  # more than the pool holds: the rest is made at once

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemolog.eventlog import Actor, Draft, KeyStore, LmdbEventLog, Sealer
+from mnemolog.eventlog import Actor, Draft, LmdbEventLog, LmdbKeyStore, Sealer
 from mnemolog.eventlog.events import (
     AnyEvent,
     KeyedOutcome,
@@ -29,7 +29,7 @@ class Store:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.log = LmdbEventLog(root / "log")
-        self.keys = KeyStore(root / "keys")
+        self.keys = LmdbKeyStore(root / "keys")
         self.sealer = Sealer(self.keys)
         self.projection = MemoryProjection(root / "memories.sqlite3", self.sealer)
         self.runner = ProjectionRunner(self.log, [self.projection])

@@ -12,7 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mnemolog.eventlog import Actor, Draft, KeyStore, LmdbEventLog, Sealer, StoredRecord
+from mnemolog.eventlog import (
+    Actor,
+    Draft,
+    KeyStore,
+    LmdbEventLog,
+    LmdbKeyStore,
+    Sealer,
+    StoredRecord,
+)
 from mnemolog.eventlog.events import (
     ChainForgotten,
     ChainRestored,
@@ -60,7 +68,7 @@ def world(tmp_path: Path) -> Iterator[World]:
 
 def _world(root: Path) -> Iterator[World]:
     log = LmdbEventLog(root / "log")
-    keys = KeyStore(root / "keys")
+    keys = LmdbKeyStore(root / "keys")
     sealer = Sealer(keys)
     projection = MemoryProjection(root / "projections" / "memories.sqlite3", sealer)
     runner = ProjectionRunner(log, [projection])
