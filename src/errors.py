@@ -31,7 +31,9 @@
     ├── StorageError                  the log cannot take writes
     │   ├── StorageFailed             an I/O or fsync failure: fail-stop until restart (503)
     │   ├── DiskFull                  no space left on the device: fail-stop (507)
-    │   └── LogClosed                 the log was closed (503)
+    │   ├── LogClosed                 the log was closed (503)
+    │   ├── AppendConflict            another node changed what an append was decided on (503)
+    │   └── ProjectionsLagging        this node has not applied the seq a read asked for (503)
     └── CorruptLog                    the stored log fails its own checks
         └── CorruptRecord             one record fails its checksum, sequence or chain check
 
@@ -211,6 +213,35 @@ class DiskFull(StorageError):
 
 class LogClosed(StorageError):
     code = "log_closed"
+
+
+class AppendConflict(StorageError):
+    """Another node appended about a container after this node decided about it (the log
+    refused the append): the decision is made again once ``seq`` is applied."""
+
+    code = "append_conflict"
+
+    def __init__(self, key: str, seq: int) -> None:
+        super().__init__(
+            f"another node appended about {key!r} (at seq {seq}) after this decision was made"
+        )
+        self.key = key
+        self.seq = seq
+
+
+class ProjectionsLagging(StorageError):
+    """A read asked to see at least ``min_seq`` and this node had not applied it in time."""
+
+    code = "projections_lagging"
+
+    def __init__(self, min_seq: int, applied: int, head: int, waited: float) -> None:
+        super().__init__(
+            f"minSeq {min_seq} not reached: this node has applied the log up to seq {applied} "
+            f"(the log's head is {head}) after waiting {waited:g} s"
+        )
+        self.min_seq = min_seq
+        self.applied = applied
+        self.head = head
 
 
 class CorruptLog(MnemologError):

@@ -119,12 +119,23 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 description="Keep the event log in PostgreSQL rather than in the data dir's "
                 "LMDB: a libpq URL, e.g. `postgresql://mnemolog@db.internal/mnemolog`. The "
                 "password comes from libpq's `PGPASSWORD` or its password file (`~/.pgpass`, "
-                "`PGPASSFILE`), never from the log. The data dir keeps the keys and the "
-                "projections. One node writes a log at a time. See [teams.md](teams.md).",
+                "`PGPASSFILE`), never from the log. The keys live in the same database; the "
+                "data dir keeps this node's projections. Several nodes may share one log. "
+                "See [teams.md](teams.md).",
             ),
         ]
         | None
     ) = None
+    min_seq_wait: Annotated[
+        float,
+        Meta(
+            gt=0,
+            le=60,
+            description="Seconds a read sent with `minSeq` waits for this node to apply that "
+            "seq of the log before it is answered 503 `projections_lagging` (see "
+            "[teams.md](teams.md#read-your-writes)).",
+        ),
+    ] = 5.0
     embedder: Annotated[
         Literal["auto", "quality", "fast"],
         Meta(

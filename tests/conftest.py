@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from .postgres import Server, started_server
 
@@ -16,3 +19,14 @@ def postgres_server() -> Iterator[Server]:
 @pytest.fixture(scope="session")
 def postgres_url(postgres_server: Server) -> str:
     return postgres_server.url
+
+
+@pytest.fixture
+def log_url(postgres_url: str) -> Iterator[str]:
+    """A database of its own on the test server, for one store's log; dropped afterwards."""
+    name = "store_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield postgres_url.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))

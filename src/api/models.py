@@ -9,6 +9,9 @@ import msgspec
 from ..clock import iso, parse_as_of_instant
 from ..memory import DocumentRow
 
+# The largest integer SQLite takes (and PostgreSQL's bigint): a larger offset was a 500.
+SQL_INT_MAX = 2**63 - 1
+
 # Some text that is not only whitespace (a blank memory is refused, never stored).
 Content = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000, pattern=r"\S")]
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -83,6 +86,8 @@ class Search(_Body, frozen=True, kw_only=True):
     rerank: bool = False
     # Only memories whose carried trust is at least this (see docs/security.md#trust).
     min_trust: Annotated[float, msgspec.Meta(ge=0, le=1)] | None = None
+    # Answer only once this node has applied the log through this seq (a write's ``seq``).
+    min_seq: Annotated[int, msgspec.Meta(ge=0, le=SQL_INT_MAX)] | None = None
 
 
 def parse_as_of(text: str | None, name: str = "asOf") -> int | None:

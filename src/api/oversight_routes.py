@@ -21,6 +21,7 @@ from ..runtime import Runtime
 from ..web.caller import caller_in
 from ..web.request_body import decode_json, read_body
 from .models import Tag
+from .query import MinSeq
 
 AgentId = Annotated[str, Path(min_length=1, max_length=64)]
 RollbackId = Annotated[str, Path(min_length=1, max_length=64)]
@@ -176,8 +177,12 @@ def oversight_routes(runtime: Runtime) -> APIRouter:
     def digest(
         request: Request,
         container_tag: Annotated[Tag | None, Query(alias="containerTag", max_length=256)] = None,
+        min_seq: MinSeq = None,
     ) -> JSONResponse:
-        """The digest of what the memories projection serves (``MemoryAudit.digest``)."""
+        """The digest of what the memories projection serves (``MemoryAudit.digest``): nodes
+        on one log that answer it for the same ``seq`` must agree."""
+        if min_seq is not None:
+            core.see(min_seq)
         digest = _digest(core, caller_in(request.scope), container_tag)
         return JSONResponse({"containerTag": container_tag, **digest})
 

@@ -6,12 +6,19 @@ ignored. A parameter a route does not declare is now a 400 naming it and the one
 
 from __future__ import annotations
 
-from fastapi import Request
+from typing import Annotated
+
+from fastapi import Query, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
 from ..errors import InvalidInput
 from ..proxy.passthrough import ROUTE as PASSTHROUGH
+from .models import SQL_INT_MAX
+
+# Answer only once this node has applied the log through this seq: a write's ``seq``, made on
+# this node or another (read-your-writes across nodes; docs/teams.md).
+MinSeq = Annotated[int | None, Query(alias="minSeq", ge=0, le=SQL_INT_MAX)]
 
 
 def known_query_only(request: Request) -> None:

@@ -15,7 +15,7 @@ from starlette.types import Scope
 from ..clock import parse_observed_at
 from ..errors import InvalidInput
 from ..eventlog import Actor
-from ..memory import MAX_KEY, NewMemory, RecallRequest, check_key
+from ..memory import MAX_KEY, NewMemory, RecallRequest, RecallResult, check_key
 from ..runtime import Runtime
 from ..views import (
     chain_body,
@@ -29,6 +29,7 @@ from ..web.caller import caller_in
 from ..web.request_body import decode_json, read_body, read_json
 from .hot import Reply
 from .models import (
+    SQL_INT_MAX,
     Forget,
     MarkUsed,
     PatchMemory,
@@ -40,9 +41,8 @@ from .models import (
     document_json,
     parse_as_of,
 )
+from .query import MinSeq
 
-# The largest integer SQLite takes: a larger offset was a 500 (OverflowError).
-SQL_INT_MAX = 2**63 - 1
 TRACE_HEADER = "x-mnemolog-trace-id"
 TRACE_HEADER_ALIAS = "x-bella-trace-id"  # for clients written against the seed API
 REPLAYED_HEADER = "idempotent-replayed"  # a keyed write's first answer, given again
@@ -91,7 +91,10 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         include_forgotten: Annotated[bool, Query(alias="includeForgotten")] = False,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
         offset: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
+        min_seq: MinSeq = None,
     ) -> JSONResponse:
+        if min_seq is not None:
+            core.see(min_seq)
         rows, total = core.reads.memories(
             caller_in(request.scope),
             container_tag=container_tag,
@@ -109,7 +112,9 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
         )
 
     @router.get("/memories/{memory_id}")
-    def get_memory(memory_id: str, request: Request) -> JSONResponse:
+    def get_memory(memory_id: str, request: Request, min_seq: MinSeq = None) -> JSONResponse:
+        if min_seq is not None:
+            core.see(min_seq)
         in_reach(request, memory_id)
         return chain_response(memory_id, request)
 
@@ -354,11 +359,16 @@ class HotEndpoints:
             min_trust=body.min_trust,
         )
         core = self._core
-        result = await self._offload(
+        min_seq = body.min_seq
+
+        def search() -> RecallResult:
+            if min_seq is not None:
+                core.see(min_seq)
             # The answer does not wait for the trace's commit (it is group-committed behind
             # it); /inspect waits for it. See docs/recall.md.
-            lambda: core.recall.search(recall, origin="rest", actor=actor, durable=False)
-        )
+            return core.recall.search(recall, origin="rest", actor=actor, durable=False)
+
+        result = await self._offload(search)
         results = [hit_json(hit, n) for n, hit in enumerate(result.hits, 1)]
         return Reply(
             {"results": results, "traceId": result.trace_id, "searchMode": body.search_mode},

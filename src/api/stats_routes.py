@@ -43,7 +43,9 @@ def stats_routes(runtime: Runtime) -> APIRouter:
                 "containers": containers,
                 "memories": counts,
                 "documents": documents,
-                "log": {"head": runtime.log.head().seq},
+                # What this node's projections have applied of the log: on a log that other
+                # nodes share, ``head - applied`` is how far this node trails it.
+                "log": {"head": runtime.log.head().seq, "applied": core.runner.position()},
             }
         )
 

@@ -15,6 +15,7 @@ import msgspec
 from ..errors import CorruptRecord, IdempotencyConflict, StorageError
 from .chain import check_idempotency_key, checked_fingerprint
 from .codec import RecordCodec
+from .conditions import Condition
 from .groupcommit import GroupCommitter, WriterStats
 from .notify import HeadNotifier
 from .port import Appended, Draft, Head, RawRecord
@@ -31,6 +32,7 @@ class AppendRequest(msgspec.Struct, frozen=True):
     drafts: tuple[Draft, ...]
     idempotency_key: str | None
     fingerprint: bytes
+    condition: Condition | None = None  # what it was decided under, for a shared log
 
 
 def answered_without_append(
@@ -78,9 +80,10 @@ class GroupCommittedLog(FollowedHead, ABC):
         *,
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
+        condition: Condition | None = None,
     ) -> Appended:
         return self.submit(
-            drafts, idempotency_key=idempotency_key, fingerprint=fingerprint
+            drafts, idempotency_key=idempotency_key, fingerprint=fingerprint, condition=condition
         ).result()
 
     async def append_async(
@@ -89,8 +92,11 @@ class GroupCommittedLog(FollowedHead, ABC):
         *,
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
+        condition: Condition | None = None,
     ) -> Appended:
-        future = self.submit(drafts, idempotency_key=idempotency_key, fingerprint=fingerprint)
+        future = self.submit(
+            drafts, idempotency_key=idempotency_key, fingerprint=fingerprint, condition=condition
+        )
         return await asyncio.wrap_future(future)
 
     @property
@@ -108,13 +114,35 @@ class GroupCommittedLog(FollowedHead, ABC):
         *,
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
+        condition: Condition | None = None,
     ) -> Future[Appended]:
         if self._failure is not None:
             raise self._failure
         check_idempotency_key(idempotency_key)
         checked = checked_fingerprint(drafts, self._codec)
-        request = AppendRequest(tuple(drafts), idempotency_key, fingerprint or checked)
+        request = AppendRequest(tuple(drafts), idempotency_key, fingerprint or checked, condition)
         return self._writer.submit(request)
+
+    def _commit_resolving(
+        self, requests: Sequence[AppendRequest]
+    ) -> Sequence[Appended | BaseException]:
+        """``_commit_batch``, then each request's condition resolved: refused unless its
+        append committed (the writer thread's callback)."""
+        try:
+            results = self._commit_batch(requests)
+        except BaseException:
+            for request in requests:
+                if request.condition is not None:
+                    request.condition.resolve(refused=True)
+            raise
+        for request, result in zip(requests, results, strict=True):
+            if request.condition is not None:
+                request.condition.resolve(refused=isinstance(result, BaseException))
+        return results
+
+    @abstractmethod
+    def _commit_batch(self, requests: Sequence[AppendRequest]) -> list[Appended | BaseException]:
+        """Commit a batch in one transaction: each request's answer, or its own error."""
 
     def read(self, from_seq: int = 1, limit: int | None = None) -> Iterator[StoredRecord]:
         """Records from ``from_seq`` on, read in chunks so no transaction outlives a chunk."""

@@ -11,6 +11,7 @@ from ..errors import IdempotencyConflict, LogClosed
 from .chain import IdempotencyEntry, chain, check_idempotency_key, checked_fingerprint
 from .codec import RecordCodec, decode_value
 from .committed import FollowedHead
+from .conditions import Condition
 from .notify import HeadNotifier
 from .port import EMPTY_HEAD, Appended, Draft
 from .record import StoredRecord
@@ -34,10 +35,13 @@ class InMemoryEventLog(FollowedHead):
         *,
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
+        condition: Condition | None = None,
     ) -> Appended:
         check_idempotency_key(idempotency_key)
         checked = checked_fingerprint(drafts, self._codec)
         print_ = fingerprint or checked
+        if condition is not None:  # one writer: nothing else can break it
+            condition.resolve(refused=False)
         with self._lock:
             if self._closed:
                 raise LogClosed("the log is closed")
@@ -66,8 +70,11 @@ class InMemoryEventLog(FollowedHead):
         *,
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
+        condition: Condition | None = None,
     ) -> Appended:
-        return self.append(drafts, idempotency_key=idempotency_key, fingerprint=fingerprint)
+        return self.append(
+            drafts, idempotency_key=idempotency_key, fingerprint=fingerprint, condition=condition
+        )
 
     def submit(
         self,
@@ -75,10 +82,16 @@ class InMemoryEventLog(FollowedHead):
         *,
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
+        condition: Condition | None = None,
     ) -> Future[Appended]:
         future: Future[Appended] = Future()
         try:
-            appended = self.append(drafts, idempotency_key=idempotency_key, fingerprint=fingerprint)
+            appended = self.append(
+                drafts,
+                idempotency_key=idempotency_key,
+                fingerprint=fingerprint,
+                condition=condition,
+            )
         except Exception as exc:
             future.set_exception(exc)
         else:

@@ -78,7 +78,7 @@ class LmdbEventLog(GroupCommittedLog):
         )
         self._notifier = HeadNotifier(self._head.seq)
         self._writer: GroupCommitter[AppendRequest, Appended] = GroupCommitter(
-            self._commit_batch,
+            self._commit_resolving,
             name="mnemolog-log-writer",
             max_batch=max_batch,
             every=reader_check_every,

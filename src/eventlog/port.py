@@ -12,6 +12,7 @@ from typing import Protocol
 
 import msgspec
 
+from .conditions import Condition
 from .events import Actor, AnyEvent
 from .record import GENESIS, StoredRecord
 
@@ -62,12 +63,14 @@ class EventLog(Protocol):
         *,
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
+        condition: Condition | None = None,
     ) -> Appended:
         """Append drafts atomically (contiguous seqs); answer once they are durable.
 
         A retry with the same ``idempotency_key`` and the same payload (``fingerprint``, by
         default a digest of the drafts) returns the original records; another payload raises
-        ``IdempotencyConflict``.
+        ``IdempotencyConflict``. A log that several nodes append to refuses an append whose
+        ``condition`` another node's append broke (``AppendConflict``, ``conditions.py``).
         """
         ...
 
@@ -77,6 +80,7 @@ class EventLog(Protocol):
         *,
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
+        condition: Condition | None = None,
     ) -> Appended: ...
 
     def submit(
@@ -85,6 +89,7 @@ class EventLog(Protocol):
         *,
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
+        condition: Condition | None = None,
     ) -> Future[Appended]:
         """Queue an append without waiting; the future resolves once it is durable.
 

@@ -15,6 +15,15 @@ Other nodes' appends reach this node's ``wait_for`` by LISTEN/NOTIFY (the append
 sends the new head seq on commit) and by a poll of the head row every ``poll_interval``
 seconds: a notification can be lost with a connection, the poll cannot.
 
+Each node decides writes against its own projections, so an append carries the condition it
+was decided under (``conditions.py``): the containers it was decided about and the seq the
+node had applied. Under the head lock the ``decided`` table says, for each container, the last
+node that appended about it, that append's last seq, and the last seq any other node appended
+about it before (``others``): enough to tell whether a node other than the appending one wrote
+after what it had seen. Such an append is refused (``AppendConflict``) without consuming a seq;
+the node applies what it missed and decides again. Appends without a condition (recalls,
+injections) neither check nor touch the table.
+
 The ``log`` table refuses UPDATE, DELETE and TRUNCATE (a trigger): the log is append-only here
 as in LMDB, and erasure destroys keys, never records.
 
@@ -28,6 +37,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Sequence
 
 import msgspec
@@ -35,6 +45,7 @@ import psycopg
 from psycopg import sql
 
 from ..errors import (
+    AppendConflict,
     CorruptRecord,
     DataDirLocked,
     IdempotencyConflict,
@@ -45,8 +56,10 @@ from ..errors import (
 from .chain import IdempotencyEntry, chain
 from .codec import RecordCodec, decode_value
 from .committed import AppendRequest, GroupCommittedLog, answered_without_append
+from .conditions import Condition
 from .groupcommit import GroupCommitter
 from .notify import HeadNotifier
+from .pg_listening import Listener
 from .port import EMPTY_HEAD, Appended, Head, RawRecord
 from .record import DIGEST_SIZE, GENESIS, StoredRecord
 
@@ -66,6 +79,12 @@ CREATE TABLE IF NOT EXISTS {schema}.head (
     ts bigint NOT NULL
 );
 CREATE TABLE IF NOT EXISTS {schema}.idempotency (key text PRIMARY KEY, entry bytea NOT NULL);
+CREATE TABLE IF NOT EXISTS {schema}.decided (
+    key text PRIMARY KEY,
+    node text NOT NULL,
+    seq bigint NOT NULL,
+    others bigint NOT NULL
+);
 CREATE OR REPLACE FUNCTION {schema}.refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION 'the mnemolog log is append-only';
@@ -96,13 +115,16 @@ class PostgresEventLog(GroupCommittedLog):
         sole_writer: bool = False,
     ) -> None:
         """``readonly`` refuses every append (a replay or a verification beside a node);
-        ``sole_writer`` holds the schema's advisory lock while open, so a second node that
-        asks for it is refused (``DataDirLocked``) instead of deciding against projections
-        that do not see the first node's writes."""
+        ``sole_writer`` holds the schema's advisory lock while open, so a second opening
+        that asks for it is refused (``DataDirLocked``): ``migrate-log`` takes it, so two
+        copies into one database never run at once (serving nodes share the log)."""
         if not _SCHEMA_NAME.fullmatch(schema):
             raise InvalidInput(f"a log schema is a lowercase SQL name, not {schema!r}")
         self._url = url
         self._schema = schema
+        # Who this opening is in the ``decided`` table: its own appends in flight are never a
+        # conflict for it. A restarted node is a new one (it decides from a caught-up state).
+        self._node = uuid.uuid4().hex
         self._channel = f"{schema}_log"
         # What an operator sees in pg_stat_activity for each of this log's connections.
         self._application = f"mnemolog:{schema}"
@@ -123,8 +145,8 @@ class PostgresEventLog(GroupCommittedLog):
             if held is None or held[0] is not True:
                 self._holder.close()
                 raise DataDirLocked(
-                    f"another mnemolog node is writing the log in schema {schema!r} of that "
-                    "database: one writing node per log (see docs/teams.md)"
+                    f"another migration is copying into the log in schema {schema!r} of that "
+                    "database"
                 )
         try:
             with self._connect() as conn:
@@ -139,13 +161,15 @@ class PostgresEventLog(GroupCommittedLog):
         self._reader: psycopg.Connection[tuple[object, ...]] | None = None
         self._reading = threading.Lock()
         self._writer_conn: psycopg.Connection[tuple[object, ...]] | None = None
-        self._stop = threading.Event()
-        self._listener = threading.Thread(
-            target=self._listen, name="mnemolog-log-listener", daemon=True
+        self._listener = Listener(
+            lambda: self._connect(autocommit=True),
+            self._channel,
+            lambda conn: self._advance(_read_head(conn, self._q)),
+            poll_interval=poll_interval,
+            name="mnemolog-log-listener",
         )
-        self._listener.start()
         self._writer: GroupCommitter[AppendRequest, Appended] = GroupCommitter(
-            self._commit_batch, name="mnemolog-log-writer", max_batch=max_batch
+            self._commit_resolving, name="mnemolog-log-writer", max_batch=max_batch
         )
 
     def _connect(self, *, autocommit: bool = False) -> psycopg.Connection[tuple[object, ...]]:
@@ -189,12 +213,17 @@ class PostgresEventLog(GroupCommittedLog):
             assert row is not None, "the head row is made with the tables"
             start = head = _head_of(row)
             rows: list[tuple[int, bytes]] = []
+            decided = _Decided(cur, q, self._node, requests)
             for request in requests:
                 early = answered_without_append(request, lambda r: self._idempotent_replay(cur, r))
+                if early is None and request.condition is not None:
+                    early = decided.refusal(request.condition)
                 if early is not None:
                     results.append(early)
                     continue
                 chained = chain(head, request.drafts, time.time_ns(), self._codec)
+                if request.condition is not None:
+                    decided.took(request.condition, chained.head.seq)
                 rows.extend(
                     (record.seq, value)
                     for record, value in zip(chained.records, chained.values, strict=True)
@@ -212,6 +241,7 @@ class PostgresEventLog(GroupCommittedLog):
                     for seq, value in rows:
                         copy.write_row((seq, value))
                 cur.execute(q.set_head, (head.seq, head.digest, head.ts))
+                decided.save()
                 cur.execute(q.notify, (self._channel, str(head.seq)))
         return results, head
 
@@ -282,30 +312,6 @@ class PostgresEventLog(GroupCommittedLog):
 
     # --- following other nodes -------------------------------------------------------------
 
-    def _listen(self) -> None:
-        """Wake on every NOTIFY of the channel, and poll the head between them."""
-        conn: psycopg.Connection[tuple[object, ...]] | None = None
-        while not self._stop.is_set():
-            try:
-                if conn is None or conn.closed:
-                    conn = psycopg.connect(
-                        self._url,
-                        autocommit=True,
-                        connect_timeout=int(self._connect_timeout),
-                        application_name=self._application,
-                    )
-                    conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
-                self._advance(_read_head(conn, self._q))
-                for _ in conn.notifies(timeout=self._poll_interval, stop_after=1):
-                    pass
-            except psycopg.Error:
-                if conn is not None:
-                    conn.close()
-                conn = None
-                self._stop.wait(self._poll_interval)
-        if conn is not None:
-            conn.close()
-
     # --- reading -------------------------------------------------------------------------
 
     def _read_chunk(self, seq: int, count: int) -> list[tuple[StoredRecord, bytes]]:
@@ -342,13 +348,70 @@ class PostgresEventLog(GroupCommittedLog):
         self._writer.close()
         self._closed = True
         self._failure = LogClosed("the log is closed")
-        self._stop.set()
-        self._listener.join(timeout=self._poll_interval + 5)
+        self._listener.close(timeout=self._poll_interval + self._connect_timeout + 5)
         self._notifier.close()
         with self._reading:
             for conn in (self._reader, self._writer_conn, self._holder):
                 if conn is not None:
                     conn.close()
+
+
+class _Decided:
+    """The ``decided`` rows of one batch's keys, read under the head lock, checked and moved
+    on as the batch's conditional appends take their seqs, then saved."""
+
+    def __init__(
+        self,
+        cur: psycopg.Cursor[tuple[object, ...]],
+        q: _Queries,
+        node: str,
+        requests: Sequence[AppendRequest],
+    ) -> None:
+        self._cur = cur
+        self._q = q
+        self._node = node
+        keys = sorted({k for r in requests if r.condition is not None for k in r.condition.keys})
+        self._rows: dict[str, tuple[str, int, int]] = {}
+        if keys:
+            cur.execute(q.read_decided, (keys,))
+            for key, by, seq, others in cur.fetchall():
+                self._rows[str(key)] = (str(by), _int(seq), _int(others))
+        self._changed: set[str] = set()
+
+    def refusal(self, condition: Condition) -> AppendConflict | None:
+        """Why an append decided under ``condition`` may not land, if it may not: another
+        node appended about one of its keys after what it had seen, or it built on an append
+        of this node that was refused. A refused condition is resolved at once, so what was
+        decided on its heads later in this batch is refused too."""
+        conflict: AppendConflict | None = None
+        for earlier in condition.after:
+            if earlier.refused:
+                conflict = AppendConflict(earlier.keys[0], earlier.conflict_seq)
+        for key in condition.keys:
+            row = self._rows.get(key)
+            if row is None:
+                continue
+            by, seq, others = row
+            foreign = others if by == self._node else seq
+            if foreign > condition.seen:
+                conflict = AppendConflict(key, foreign)
+        if conflict is not None:
+            condition.conflict_seq = conflict.seq
+            condition.resolve(refused=True)
+        return conflict
+
+    def took(self, condition: Condition, last_seq: int) -> None:
+        """An append under ``condition`` was given seqs up to ``last_seq``."""
+        for key in condition.keys:
+            by, seq, others = self._rows.get(key, (self._node, 0, 0))
+            self._rows[key] = (self._node, last_seq, others if by == self._node else seq)
+            self._changed.add(key)
+
+    def save(self) -> None:
+        if self._changed:
+            self._cur.executemany(
+                self._q.put_decided, [(key, *self._rows[key]) for key in sorted(self._changed)]
+            )
 
 
 class _Queries:
@@ -366,6 +429,14 @@ class _Queries:
         self.get_key = sql.SQL("SELECT entry FROM {}.idempotency WHERE key = %s").format(s)
         self.put_key = sql.SQL("INSERT INTO {}.idempotency (key, entry) VALUES (%s, %s)").format(s)
         self.notify = sql.SQL("SELECT pg_notify(%s, %s)")
+        self.read_decided = sql.SQL(
+            "SELECT key, node, seq, others FROM {}.decided WHERE key = ANY(%s)"
+        ).format(s)
+        self.put_decided = sql.SQL(
+            "INSERT INTO {}.decided (key, node, seq, others) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (key) DO UPDATE "
+            "SET node = excluded.node, seq = excluded.seq, others = excluded.others"
+        ).format(s)
 
 
 def _create_tables(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> None:
@@ -373,7 +444,9 @@ def _create_tables(conn: psycopg.Connection[tuple[object, ...]], schema: str) ->
     each other on an advisory lock: ``CREATE ... IF NOT EXISTS`` alone races)."""
     s = sql.Identifier(schema)
     try:
-        made = conn.execute("SELECT to_regclass(%s)", (f"{schema}.head",)).fetchone()
+        # The newest table: a schema made before it came gets it (and only then is the
+        # trigger replaced).
+        made = conn.execute("SELECT to_regclass(%s)", (f"{schema}.decided",)).fetchone()
         conn.rollback()
         if made is not None and made[0] is not None:
             return  # made before: its trigger is not replaced under appending nodes

@@ -15,6 +15,7 @@ from ..errors import EmbedderMismatch
 from ..eventlog import Actor, Draft, EventLog, KeyStore, Sealer
 from ..eventlog.scratch import clear_stale, scratch_root
 from ..eventlog.subjects import memory_subject
+from ..projections.following import Follower
 from ..projections.memories.projection import MemoryProjection
 from ..projections.memories.snapshots import Snapshots
 from ..projections.readmodels import ReadModels
@@ -120,7 +121,9 @@ class Core:
         )
         self.runner = ProjectionRunner(log, [*models.in_order(), self.snapshots])
         self.runner.catch_up(progress)
-        self._recorder = Recorder(log, self.runner)
+        shared = settings.log_url is not None
+        self._recorder = Recorder(log, self.runner, shared=shared, refresh=keys.refresh)
+        self._min_seq_wait = settings.min_seq_wait
         # The one seam every shell records through, beside the domain's own events: append
         # atomically, then apply to the projections before answering (``Recorder.record``).
         self.record = self._recorder.record
@@ -210,7 +213,9 @@ class Core:
         # REST writes arriving together for one container share one decision batch.
         self.combiner = WriteCombiner(self.writes)
         # Writes sent with an idempotency key: a retry is answered, never written twice.
-        self.keyed = KeyedWrites(combiner=self.combiner, memories=self.memories, sealer=sealer)
+        self.keyed = KeyedWrites(
+            combiner=self.combiner, memories=self.memories, sealer=sealer, recorder=self._recorder
+        )
         self.recall = Recall.over(
             models,
             recorder=self._recorder,
@@ -243,12 +248,21 @@ class Core:
             sealer=sealer,
             detector=self.detector,
         )
+        # Other nodes' appends to a shared log reach the projections without being asked for.
+        self._follower = Follower(log, self.runner) if shared else None
 
     def export(self, container_tag: str | None = None) -> Export:
         """The ``bellamente-export`` document of one container, or of the whole store."""
         return export(self.memories, self.documents, container_tag=container_tag)
 
+    def see(self, min_seq: int) -> None:
+        """Return once the projections have applied the log through ``min_seq`` (a read's
+        ``minSeq``), or raise ``ProjectionsLagging`` after ``min_seq_wait`` seconds."""
+        self._recorder.see(min_seq, self._min_seq_wait)
+
     def close(self) -> None:
+        if self._follower is not None:
+            self._follower.close()
         self._fresh.close()
         self.runner.close()
         if self._coalescing is not None:

@@ -20,7 +20,7 @@ from ..projections.documents.chunking import chunk
 from ..projections.documents.projection import CHUNK_SLOTS, DocumentProjection
 from .oversight.trust import Trust
 from .poisoning.head import Detector
-from .record import Recorder
+from .record import Recorder, decided_again
 from .writing.fresh_ids import FreshIds
 from .writing.gate import Gate
 from .writing.versions import new_id, seal_metadata
@@ -56,6 +56,7 @@ class Ingest:
         self._documents = documents
         self._embedder = embedder
 
+    @decided_again
     def ingest_document(
         self,
         container_tag: str,
@@ -114,6 +115,7 @@ class Ingest:
             document_id=document_id, status="created", chunks=len(pieces), seq=seq, flags=flags
         )
 
+    @decided_again
     def import_chains(
         self,
         container_tag: str,
@@ -150,6 +152,7 @@ class Ingest:
                 self._recorder.apply(max(seqs))
         return results
 
+    @decided_again
     def import_links(self, container_tag: str, events: Sequence[AnyEvent], actor: Actor) -> int:
         """Append the links an import restores (``memory.linked``), atomically; the seq of the
         first."""

@@ -9,18 +9,74 @@ previous one is made durable.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from typing import Literal, overload
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Concatenate, Literal, ParamSpec, Protocol, TypeVar, overload
 
+from ..errors import AppendConflict, ProjectionsLagging
 from ..eventlog import Appended, Draft, EventLog, StoredRecord
+from ..eventlog.conditions import Condition
 from ..projections.runner import ProjectionRunner
+
+# How often a decision refused for another node's append is made again before the refusal
+# reaches the caller (503): each retry first applies what it missed, so only a container
+# written on several nodes without pause keeps refusing.
+DECISION_ATTEMPTS = 8
+
+# The condition of the decision this thread is making under a gate lock (``Recorder.deciding``).
+_deciding: ContextVar[Condition | None] = ContextVar("mnemolog_deciding", default=None)
 
 
 class Recorder:
-    def __init__(self, log: EventLog, runner: ProjectionRunner) -> None:
+    def __init__(
+        self,
+        log: EventLog,
+        runner: ProjectionRunner,
+        *,
+        shared: bool = False,
+        refresh: Callable[[], None] | None = None,
+    ) -> None:
+        """``shared``: other nodes append to ``log`` too, so appends carry the condition they
+        were decided under (``eventlog/conditions.py``); the embedded log needs none.
+        ``refresh``: what else catches up with other nodes before a refused decision is made
+        again (the key store, which an erasure elsewhere changed)."""
         self.log = log
         self.runner = runner
+        self.shared = shared
+        self._refresh = refresh
+
+    @contextmanager
+    def deciding(self, key: str, after: Sequence[Condition] = ()) -> Iterator[None]:
+        """While deciding about container ``key`` (its gate lock held): appends carry that
+        they were decided on the projections as they are now, and on ``after`` (this node's
+        appends in flight about the container). Nested, the keys add up."""
+        if not self.shared:
+            yield
+            return
+        outer = _deciding.get()
+        condition = (
+            Condition((key,), self.runner.position(), tuple(after))
+            if outer is None
+            else Condition((*outer.keys, key), outer.seen, (*outer.after, *after))
+        )
+        token = _deciding.set(condition)
+        try:
+            yield
+        finally:
+            _deciding.reset(token)
+
+    def condition(self) -> Condition | None:
+        """The condition of the decision being made, if one is (see ``deciding``)."""
+        return _deciding.get()
+
+    def saw_up_to(self, seq: int) -> None:
+        """The decision being made now reads projections that applied the log to ``seq``."""
+        condition = _deciding.get()
+        if condition is not None:
+            condition.seen = max(condition.seen, seq)
 
     @overload
     def record(self, drafts: Sequence[Draft], *, durable: Literal[True] = True) -> Appended: ...
@@ -35,14 +91,14 @@ class Recorder:
         answer what was appended. Not durable: queue them for the next group commit and
         answer at once with the pending append; they are applied by a later ``apply``."""
         if not durable:
-            return self.log.submit(drafts)
-        appended = self.log.append(drafts)
+            return self.submit(drafts)
+        appended = self.log.append(drafts, condition=_deciding.get())
         self.apply(appended.seqs[-1], appended.records)
         return appended
 
     def submit(self, drafts: Sequence[Draft]) -> Future[Appended]:
         """Queue ``drafts`` for the next group commit (the log keeps submission order)."""
-        return self.log.submit(drafts)
+        return self.log.submit(drafts, condition=_deciding.get())
 
     def apply(self, seq: int, appended: Sequence[StoredRecord] = ()) -> int:
         """Apply the log to the projections up to ``seq``; ``appended`` are records the
@@ -52,3 +108,49 @@ class Recorder:
     def apply_all(self) -> int:
         """Apply everything the log holds now."""
         return self.runner.sync_to(self.log.head().seq)
+
+    def catch_up_after(self, conflict: AppendConflict) -> None:
+        """Apply what another node appended that refused a decision (and what came before
+        it), so that the decision is made again on it."""
+        self.apply(max(conflict.seq, self.log.head().seq))
+        if self._refresh is not None:
+            self._refresh()
+
+    def see(self, min_seq: int, timeout: float) -> None:
+        """Return once the projections have applied the log through ``min_seq`` (a seq a
+        write answered, perhaps on another node), waiting at most ``timeout`` seconds for the
+        log to hold it; else ``ProjectionsLagging``. Applied through the head the log knows,
+        not exactly ``min_seq``: an append's records are applied together."""
+        if self.runner.position() >= min_seq:
+            return
+        head = self.log.wait_for(min_seq - 1, timeout)
+        applied = self.runner.sync_to(head) if head >= min_seq else self.runner.position()
+        if applied < min_seq:
+            raise ProjectionsLagging(min_seq, applied, head, timeout)
+
+
+class _Recording(Protocol):
+    _recorder: Recorder
+
+
+S = TypeVar("S", bound=_Recording)
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def decided_again(method: Callable[Concatenate[S, P], T]) -> Callable[Concatenate[S, P], T]:
+    """A service's operation, decided and appended again when a shared log refuses its append
+    because another node appended about the same container first: what that node appended is
+    applied, then the operation reads the projections afresh. Only whole operations are
+    wrapped (no gate lock is held between attempts)."""
+
+    def again(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        for _ in range(DECISION_ATTEMPTS - 1):
+            try:
+                return method(self, *args, **kwargs)
+            except AppendConflict as conflict:
+                self._recorder.catch_up_after(conflict)
+        return method(self, *args, **kwargs)
+
+    functools.update_wrapper(again, method)
+    return again

@@ -17,6 +17,7 @@ from ..embedding.port import Embedder
 from ..embedding.rerank import Reranker
 from ..errors import LogClosed
 from ..eventlog import Appended, Draft, EventLog, Head, Sealed, Sealer, StoredRecord
+from ..eventlog.conditions import Condition
 from ..eventlog.scratch import new_scratch
 from ..projections.fulltext.index import FullTextIndex
 from ..projections.memories.projection import MemoryProjection
@@ -42,6 +43,7 @@ class RecordingSink:
         *,
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
+        condition: Condition | None = None,
     ) -> Future[Appended]:
         self.drafts.extend(drafts)
         future: Future[Appended] = Future()
@@ -54,6 +56,7 @@ class RecordingSink:
         *,
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
+        condition: Condition | None = None,
     ) -> Appended:
         raise LogClosed("a replay appends nothing")
 
@@ -63,6 +66,7 @@ class RecordingSink:
         *,
         idempotency_key: str | None = None,
         fingerprint: bytes | None = None,
+        condition: Condition | None = None,
     ) -> Appended:
         raise LogClosed("a replay appends nothing")
 

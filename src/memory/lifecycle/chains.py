@@ -27,7 +27,7 @@ from ...projections.memories.projection import MemoryProjection
 from ...projections.memories.rows import VersionRow
 from ..oversight.trust import Trust
 from ..poisoning.head import Detector
-from ..record import Recorder
+from ..record import Recorder, decided_again
 from ..writing.decision import Writes
 from ..writing.gate import Gate
 from ..writing.submitted import WriteOutcome
@@ -61,6 +61,7 @@ class Chains:
         self._memories = memories
         self._embedder = embedder
 
+    @decided_again
     def edit(
         self,
         memory_id: str,
@@ -119,6 +120,7 @@ class Chains:
             flags=tuple(verdict.reasons),
         )
 
+    @decided_again
     def forget(self, memory_id: str, reason: str, actor: Actor) -> int:
         self._refuse(actor)
         chain = self._existing(memory_id)
@@ -128,6 +130,7 @@ class Chains:
             sealed = self._sealer.seal_text(memory_subject(memory_id), reason)
             return self._record(actor, ChainForgotten(memory_id=memory_id, reason=sealed))
 
+    @decided_again
     def restore(self, memory_id: str, actor: Actor) -> int:
         self._refuse(actor)
         chain = self._existing(memory_id)
@@ -135,6 +138,7 @@ class Chains:
             self._gate.settle(chain.container_tag)
             return self._record(actor, ChainRestored(memory_id=memory_id))
 
+    @decided_again
     def erase(self, memory_id: str, actor: Actor) -> int:
         """Hard delete: destroy the chain's key, then record it; projections purge the text.
         A chain split from another takes its copied text out of that one's history too
@@ -153,6 +157,7 @@ class Chains:
             )
             return self._recorder.record([Draft(actor, event), *also]).seqs[0]
 
+    @decided_again
     def set_profile(
         self, container_tag: str, static: list[str], dynamic: list[str], actor: Actor
     ) -> int:

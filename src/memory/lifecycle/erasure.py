@@ -35,7 +35,7 @@ from ...projections.memories.projection import MemoryProjection
 from ...projections.traces import TraceProjection
 from ..agents import Agents, Caller
 from ..oversight.trust import Trust
-from ..record import Recorder
+from ..record import Recorder, decided_again
 from ..writing.gate import Gate
 from .rekeying import kept_fields, rekey_keeping, under
 
@@ -76,6 +76,7 @@ class Erasure:
         self._agents = agents
         self._trust = trust
 
+    @decided_again
     def container(
         self,
         container_tag: str,
@@ -157,6 +158,7 @@ class Erasure:
         at = last[1] if last is not None and last[0] == seq else 0
         return ErasureReceipt(receipt=receipt, seq=seq, erased_at=at)
 
+    @decided_again
     def document(self, document_id: str, caller: Caller, protocol: Protocol = "rest") -> int:
         """Erase one document: its text, title, metadata, chunks and their vectors."""
         row = self._documents.get(document_id)
@@ -175,6 +177,7 @@ class Erasure:
             )
             return self._recorder.record([Draft(actor, event)]).seqs[0]
 
+    @decided_again
     def profile(self, container_tag: str, caller: Caller, protocol: Protocol = "rest") -> int:
         """Erase a container's profile, and only it: a later profile is a new subject."""
         caller.owns(container_tag, f"profile of container {container_tag!r}")

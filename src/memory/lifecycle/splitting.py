@@ -28,7 +28,7 @@ from ...eventlog.events import (
 from ...eventlog.subjects import memory_subject
 from ...projections.memories.projection import MemoryProjection
 from ..oversight.trust import Trust
-from ..record import Recorder
+from ..record import Recorder, decided_again
 from ..writing.gate import Gate
 from ..writing.submitted import WriteOutcome
 from ..writing.versions import new_id
@@ -55,6 +55,7 @@ class Splits:
         self._sealer = sealer
         self._memories = memories
 
+    @decided_again
     def split(self, memory_id: str, version_id: str, actor: Actor) -> WriteOutcome:
         """A new live chain from a version a later version of ``memory_id`` replaced."""
         if self._trust is not None:

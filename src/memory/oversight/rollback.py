@@ -46,7 +46,7 @@ from ...projections.memories.projection import MemoryProjection
 from ...projections.memories.rows import VersionRow
 from ...projections.oversight import OversightProjection, RollbackRow
 from ..agents import check_agent_name
-from ..record import Recorder
+from ..record import Recorder, decided_again
 from ..writing.gate import Gate
 from ..writing.versions import new_id, seal_metadata
 from .rollback_scan import Activity, first_seq_at, last_profile_before, scan
@@ -86,6 +86,7 @@ class Rollbacks:
 
     # --- rollback ------------------------------------------------------------------------
 
+    @decided_again
     def rollback(self, agent_id: str, since_seq: int, actor: Actor) -> RollbackRow | None:
         """Undo the agent's changes from ``since_seq`` on; None (nothing appended) when there
         is nothing to undo."""
@@ -170,6 +171,7 @@ class Rollbacks:
 
     # --- undo ----------------------------------------------------------------------------
 
+    @decided_again
     def undo(self, rollback_id: str, actor: Actor) -> RollbackRow:
         found = self._oversight.rollback(rollback_id)
         if found is None:

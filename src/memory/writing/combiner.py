@@ -10,7 +10,9 @@ while it is made durable and applied.
 
 Within a container the requests are decided in arrival order, exactly as if written one after
 the other. If a container's part fails with a client error (4xx), each of its requests is
-written alone, so only the request at fault gets the error. A request sent with an
+written alone, so only the request at fault gets the error; so is each of a container's
+requests whose append a shared log refused because another node wrote to the container
+first (``Writes.write`` decides it again; a keyed request's caller does). A request sent with an
 idempotency key (``keyed.py``) carries it through: its ``write.keyed`` event is appended right
 after its own events.
 """
@@ -23,7 +25,7 @@ from concurrent.futures import Future
 from functools import partial
 from typing import Protocol
 
-from ...errors import CALLER_ERRORS
+from ...errors import CALLER_ERRORS, AppendConflict
 from ...eventlog import Actor
 from .keyed import KeySpan, WriteKey
 from .submitted import WriteOutcome
@@ -181,6 +183,14 @@ class WriteCombiner:
             elif isinstance(result, CALLER_ERRORS) and len(requests) > 1:
                 for request in requests:  # a client error: find whose, by writing each alone
                     self._alone(actor, request)
+            elif isinstance(result, AppendConflict):
+                # Another node wrote to the container first: each request is decided again,
+                # alone; a keyed one by its caller, which first looks its key up again.
+                for request in requests:
+                    if request.key is None:
+                        self._alone(actor, request)
+                    else:
+                        request.done.set_exception(result)
             else:
                 for request in requests:
                     request.done.set_exception(result)

@@ -30,7 +30,7 @@ from ...projections.vectors.exact import unit
 from ...texts import content_hash
 from ..oversight.trust import Trust
 from ..poisoning.head import Detector
-from ..record import Recorder
+from ..record import Recorder, decided_again
 from .arbiter import Arbiter, Arbitration
 from .fresh_ids import FreshIds
 from .gate import Gate, Head, Heads
@@ -113,6 +113,7 @@ class Writes:
         # Neighbours under every gate are never judged: not asked for.
         self._at_least = gates.lowest
 
+    @decided_again
     def write(
         self,
         container_tag: str,

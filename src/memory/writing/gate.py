@@ -8,6 +8,11 @@ to one container share group commits, and two of them can still never extend the
 of a chain. In-flight heads are dropped once their records are applied (``land``); operations
 that read a chain's latest version under the lock first let them reach the projections
 (``settle``).
+
+On a log that other nodes append to, holding the lock is also *deciding* about the container
+(``Recorder.deciding``): the appends made under it carry the seq the projections had reached
+and the conditions of the container's in-flight appends they build on, so the log refuses
+them if another node appended about the container in between.
 """
 
 from __future__ import annotations
@@ -16,12 +21,14 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 
 import msgspec
 import numpy as np
 import numpy.typing as npt
 
 from ...eventlog import Appended
+from ...eventlog.conditions import Condition
 from ..record import Recorder
 
 
@@ -115,10 +122,19 @@ class Gate:
         self._in_flight: defaultdict[str, dict[str, tuple[object, Head]]] = defaultdict(dict)
         # container -> the appends of its in-flight writes, by token
         self._pending: defaultdict[str, dict[object, Future[Appended]]] = defaultdict(dict)
+        # container -> the conditions its in-flight writes were decided under (shared logs)
+        self._conditions: defaultdict[str, dict[object, Condition]] = defaultdict(dict)
 
-    def lock(self, container_tag: str) -> threading.Lock:
+    @contextmanager
+    def lock(self, container_tag: str) -> Iterator[None]:
+        """Hold the container's lock, deciding about it."""
         with self._locks_guard:
-            return self._locks[container_tag]
+            lock = self._locks[container_tag]
+        with (
+            lock,
+            self._recorder.deciding(container_tag, list(self._conditions[container_tag].values())),
+        ):
+            yield
 
     def in_flight(self, container_tag: str) -> Heads:
         """With the container's lock held: the heads of its in-flight writes, as a new overlay
@@ -135,14 +151,20 @@ class Gate:
         """With the container's lock held: the write ``token`` was submitted as ``future``
         and makes ``heads``; they stay in flight until ``land``."""
         self._pending[container_tag][token] = future
+        condition = self._recorder.condition()
+        if condition is not None:
+            self._conditions[container_tag][token] = condition
         in_flight = self._in_flight[container_tag]
         for head in heads:
             in_flight[head.memory_id] = (token, head)
 
     def land(self, container_tag: str, token: object) -> None:
         """The write ``token`` reached the projections (or failed): drop its in-flight heads."""
-        with self.lock(container_tag):
+        with self._locks_guard:
+            lock = self._locks[container_tag]
+        with lock:
             self._pending[container_tag].pop(token, None)
+            self._conditions[container_tag].pop(token, None)
             in_flight = self._in_flight[container_tag]
             for memory_id, (owner, _) in list(in_flight.items()):
                 if owner is token:
@@ -161,8 +183,9 @@ class Gate:
             return
         seqs = [seq for future in list(pending.values()) for seq in _seqs_of(future)]
         if seqs:
-            self._recorder.apply(max(seqs))
+            self._recorder.saw_up_to(self._recorder.apply(max(seqs)))
         pending.clear()
+        self._conditions[container_tag].clear()
         self._in_flight[container_tag].clear()
 
 

@@ -28,6 +28,7 @@ from ...eventlog.events import KeyedOutcome, WriteKeyed
 from ...eventlog.subjects import container_subject
 from ...projections.memories.keyed import KeyedRow
 from ...projections.memories.projection import MemoryProjection
+from ..record import Recorder, decided_again
 from .submitted import WriteOutcome
 from .versions import NewMemory
 
@@ -139,8 +140,17 @@ def answered(row: KeyedRow) -> list[WriteOutcome]:
 
 class KeyedWrites:
     def __init__(
-        self, *, combiner: KeyedWriter, memories: MemoryProjection, sealer: Sealer
+        self,
+        *,
+        combiner: KeyedWriter,
+        memories: MemoryProjection,
+        sealer: Sealer,
+        recorder: Recorder,
     ) -> None:
+        """``recorder``: a keyed write refused on a shared log (another node appended about
+        its container first) is looked up again once that append is applied (it may be this
+        key's own first write, made on the other node), then decided again."""
+        self._recorder = recorder
         self._combiner = combiner
         self._memories = memories
         self._sealer = sealer
@@ -148,6 +158,7 @@ class KeyedWrites:
         # (container, agent, key digest) -> the answer of the request writing with that key
         self._in_flight: dict[tuple[str, str, str], Future[_Answer]] = {}
 
+    @decided_again
     def write(
         self, container_tag: str, items: Sequence[NewMemory], actor: Actor, key: str
     ) -> Keyed:
