@@ -14,40 +14,19 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from .servers import free_port, wait_healthy
-from .test_postgres_store import VERIFY, mnemolog, serve_on
+from .nodes import mnemolog, nodes
+from .test_postgres_store import VERIFY
 
 pytestmark = pytest.mark.slow
 
 WRITES_PER_WRITER = 24
 SHARED_EVERY = 4  # every fourth write of each writer is a fact every writer writes too
-
-
-@contextmanager
-def nodes(tmp_path: Path, url: str, count: int) -> Iterator[list[str]]:
-    """``count`` nodes on the log at ``url``, each with a data dir of its own."""
-    with ExitStack() as stack:
-        urls = []
-        for n in range(count):
-            port = free_port()
-            proc = serve_on(tmp_path / f"node-{n}", port, url)
-
-            def stop(proc: subprocess.Popen[bytes] = proc) -> None:
-                proc.terminate()
-                proc.wait(timeout=30)
-
-            stack.callback(stop)
-            urls.append(f"http://127.0.0.1:{port}")
-            wait_healthy(urls[-1], proc)
-        yield urls
 
 
 def write(client: httpx.Client, body: dict[str, Any], key: str) -> dict[str, Any]:

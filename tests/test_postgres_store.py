@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -19,26 +18,12 @@ import httpx
 import psycopg
 import pytest
 
-from .postgres import WriterThreads
+from .nodes import KeyedWriters, env_for, mnemolog, serve_on
 from .servers import MNEMOLOG, free_port, mnemolog_server, wait_healthy
 
 pytestmark = pytest.mark.slow
 
 VERIFY = Path(__file__).resolve().parent.parent / "tools" / "verify_log.py"
-
-
-def env_for(url: str) -> dict[str, str]:
-    return {"MNEMOLOG_EMBEDDER": "fast", "MNEMOLOG_LOG_URL": url}
-
-
-def mnemolog(url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [MNEMOLOG, *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env_for(url)},
-        timeout=300,
-    )
 
 
 def served(client: httpx.Client) -> dict[str, Any]:
@@ -192,57 +177,6 @@ def test_migrate_log_copies_an_lmdb_log_that_then_serves_from_postgresql(
     assert refused.returncode == 2 and "holds another log" in refused.stderr
     done = mnemolog(log_url, "export-log", "--data-dir", str(data_dir), "-o", str(pg_export))
     assert done.returncode == 0 and pg_export.read_text().splitlines()[1:] == held
-
-
-class KeyedWriters(WriterThreads):
-    """Clients writing one memory per request, each with its own Idempotency-Key, retrying a
-    request that failed (connection refused or cut, or a 503) with the same key and body."""
-
-    def __init__(self, base_url: str, count: int = 4) -> None:
-        super().__init__(count)
-        self.base_url = base_url
-        self.acknowledged: dict[str, dict[str, Any]] = {}
-
-    def _run(self, writer: int) -> None:
-        with httpx.Client(base_url=self.base_url, timeout=10) as client:
-            n = 0
-            while not self._stop.is_set():
-                key = f"w{writer}-{n}"
-                body = {
-                    "containerTag": "team",
-                    "memories": [
-                        {
-                            "content": f"The access code of vault {uuid.uuid4().hex[:10]} is "
-                            f"{uuid.uuid4().hex[:10]}."
-                        }
-                    ],
-                }
-                deadline = time.monotonic() + 120
-                while True:
-                    try:
-                        answer = client.post(
-                            "/memories", json=body, headers={"Idempotency-Key": key}
-                        )
-                        if answer.status_code == 200:
-                            break
-                        assert answer.status_code == 503, answer.text
-                    except httpx.TransportError:
-                        pass
-                    self._retried()
-                    assert time.monotonic() < deadline, f"{key} never landed"
-                    time.sleep(0.1)
-                with self._lock:
-                    self.acknowledged[key] = answer.json()["memories"][0]
-                n += 1
-
-
-def serve_on(data_dir: Path, port: int, url: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [MNEMOLOG, "serve", "--data-dir", str(data_dir), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, **env_for(url)},
-    )
 
 
 def test_a_node_killed_mid_write_loses_and_duplicates_nothing_and_catches_up(
