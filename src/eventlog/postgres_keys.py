@@ -68,7 +68,7 @@ from .keys_base import (
 from .keys_port import KeyStoreContents
 from .pg_listening import Listener
 from .postgres_keys_sql import DDL, KeyQueries
-from .postgres_log import _SCHEMA_NAME, DEFAULT_POLL_INTERVAL, DEFAULT_SCHEMA
+from .postgres_log_sql import DEFAULT_POLL_INTERVAL, DEFAULT_SCHEMA, SCHEMA_NAME
 
 __all__ = ["PostgresKeyStore"]
 
@@ -93,7 +93,7 @@ class PostgresKeyStore(CachedKeys):
     ) -> None:
         """``readonly`` makes and destroys no key (a replay beside a node); ``listen`` False
         follows other nodes by polling alone (a pooler that drops notifications)."""
-        if not _SCHEMA_NAME.fullmatch(schema):
+        if not SCHEMA_NAME.fullmatch(schema):
             raise InvalidInput(f"a key store schema is a lowercase SQL name, not {schema!r}")
         super().__init__(LogClosed("the key store was opened read-only") if readonly else None)
         self._url = url

@@ -34,7 +34,6 @@ error, never an acknowledgement, and a retry under the same idempotency key land
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 import uuid
@@ -42,10 +41,8 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 import psycopg
-from psycopg import sql
 
 from ..errors import (
-    AppendConflict,
     CorruptRecord,
     DataDirLocked,
     IdempotencyConflict,
@@ -56,46 +53,25 @@ from ..errors import (
 from .chain import IdempotencyEntry, chain
 from .codec import RecordCodec, decode_value
 from .committed import AppendRequest, GroupCommittedLog, answered_without_append
-from .conditions import Condition
 from .groupcommit import GroupCommitter
 from .notify import HeadNotifier
 from .pg_listening import Listener
-from .port import EMPTY_HEAD, Appended, Head, RawRecord
-from .record import DIGEST_SIZE, GENESIS, StoredRecord
+from .port import Appended, Head, RawRecord
+from .postgres_log_sql import (
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_SCHEMA,
+    SCHEMA_NAME,
+    Decided,
+    Queries,
+    as_bytes,
+    as_int,
+    create_tables,
+    head_of,
+    read_head,
+)
+from .record import DIGEST_SIZE, StoredRecord
 
 __all__ = ["DEFAULT_SCHEMA", "PostgresEventLog"]
-
-DEFAULT_SCHEMA = "mnemolog"
-_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,47}")
-DEFAULT_POLL_INTERVAL = 0.5  # seconds between polls of the head row when no NOTIFY came
-
-_DDL = """
-CREATE SCHEMA IF NOT EXISTS {schema};
-CREATE TABLE IF NOT EXISTS {schema}.log (seq bigint PRIMARY KEY, data bytea NOT NULL);
-CREATE TABLE IF NOT EXISTS {schema}.head (
-    one boolean PRIMARY KEY DEFAULT true CHECK (one),
-    seq bigint NOT NULL,
-    digest text NOT NULL,
-    ts bigint NOT NULL
-);
-CREATE TABLE IF NOT EXISTS {schema}.idempotency (key text PRIMARY KEY, entry bytea NOT NULL);
-CREATE TABLE IF NOT EXISTS {schema}.decided (
-    key text PRIMARY KEY,
-    node text NOT NULL,
-    seq bigint NOT NULL,
-    others bigint NOT NULL
-);
-CREATE OR REPLACE FUNCTION {schema}.refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    RAISE EXCEPTION 'the mnemolog log is append-only';
-END $$;
-DROP TRIGGER IF EXISTS append_only ON {schema}.log;
-CREATE TRIGGER append_only BEFORE UPDATE OR DELETE ON {schema}.log
-    FOR EACH ROW EXECUTE FUNCTION {schema}.refuse_change();
-DROP TRIGGER IF EXISTS append_only_truncate ON {schema}.log;
-CREATE TRIGGER append_only_truncate BEFORE TRUNCATE ON {schema}.log
-    FOR EACH STATEMENT EXECUTE FUNCTION {schema}.refuse_change();
-"""
 
 
 class PostgresEventLog(GroupCommittedLog):
@@ -118,7 +94,7 @@ class PostgresEventLog(GroupCommittedLog):
         ``sole_writer`` holds the schema's advisory lock while open, so a second opening
         that asks for it is refused (``DataDirLocked``): ``migrate-log`` takes it, so two
         copies into one database never run at once (serving nodes share the log)."""
-        if not _SCHEMA_NAME.fullmatch(schema):
+        if not SCHEMA_NAME.fullmatch(schema):
             raise InvalidInput(f"a log schema is a lowercase SQL name, not {schema!r}")
         self._url = url
         self._schema = schema
@@ -131,7 +107,7 @@ class PostgresEventLog(GroupCommittedLog):
         self._codec = codec or RecordCodec()
         self._poll_interval = poll_interval
         self._connect_timeout = connect_timeout
-        self._q = _Queries(schema)
+        self._q = Queries(schema)
         self._closed = False
         self._failure: LogClosed | None = (
             LogClosed("the log was opened read-only") if readonly else None
@@ -150,8 +126,8 @@ class PostgresEventLog(GroupCommittedLog):
                 )
         try:
             with self._connect() as conn:
-                _create_tables(conn, schema)
-                self._head = _read_head(conn, self._q)
+                create_tables(conn, schema)
+                self._head = read_head(conn, self._q)
         except BaseException:
             if self._holder is not None:
                 self._holder.close()
@@ -164,7 +140,7 @@ class PostgresEventLog(GroupCommittedLog):
         self._listener = Listener(
             lambda: self._connect(autocommit=True),
             self._channel,
-            lambda conn: self._advance(_read_head(conn, self._q)),
+            lambda conn: self._advance(read_head(conn, self._q)),
             poll_interval=poll_interval,
             name="mnemolog-log-listener",
         )
@@ -211,9 +187,9 @@ class PostgresEventLog(GroupCommittedLog):
             cur.execute(q.lock_head)
             row = cur.fetchone()
             assert row is not None, "the head row is made with the tables"
-            start = head = _head_of(row)
+            start = head = head_of(row)
             rows: list[tuple[int, bytes]] = []
-            decided = _Decided(cur, q, self._node, requests)
+            decided = Decided(cur, q, self._node, requests)
             for request in requests:
                 early = answered_without_append(request, lambda r: self._idempotent_replay(cur, r))
                 if early is None and request.condition is not None:
@@ -257,7 +233,7 @@ class PostgresEventLog(GroupCommittedLog):
                     cur.execute(self._q.lock_head)
                     row = cur.fetchone()
                     assert row is not None, "the head row is made with the tables"
-                    head = _head_of(row)
+                    head = head_of(row)
                     if head.seq != 0:
                         raise InvalidInput(f"the log in the database holds {head.seq} records")
                     with cur.copy(self._q.copy_log) as copy:
@@ -286,13 +262,13 @@ class PostgresEventLog(GroupCommittedLog):
         found = cur.fetchone()
         if found is None:
             return None
-        entry = msgspec.msgpack.decode(_bytes(found[0]), type=IdempotencyEntry)
+        entry = msgspec.msgpack.decode(as_bytes(found[0]), type=IdempotencyEntry)
         if entry.fingerprint != request.fingerprint:
             raise IdempotencyConflict(
                 f"idempotency key {request.idempotency_key!r} was used with another payload"
             )
         cur.execute(self._q.read_range, (entry.first_seq, entry.first_seq + entry.count - 1))
-        stored = {int(_int(seq)): _bytes(data) for seq, data in cur.fetchall()}
+        stored = {int(as_int(seq)): as_bytes(data) for seq, data in cur.fetchall()}
         records = []
         for seq in entry.seqs:
             value = stored.get(seq)
@@ -331,9 +307,9 @@ class PostgresEventLog(GroupCommittedLog):
         # Committed appends are contiguous from seq 1 (seqs come from the head row, under its
         # lock): a gap before the last row read is damage, never the end of the log.
         for expected, (found, data) in zip(range(seq, seq + count), rows, strict=False):
-            if _int(found) != expected:
+            if as_int(found) != expected:
                 raise CorruptRecord(expected, "missing below the head")
-            framed = _bytes(data)
+            framed = as_bytes(data)
             out.append((decode_value(expected, framed, self._codec), framed[DIGEST_SIZE:]))
         if out:
             last = out[-1][0]
@@ -354,130 +330,3 @@ class PostgresEventLog(GroupCommittedLog):
             for conn in (self._reader, self._writer_conn, self._holder):
                 if conn is not None:
                     conn.close()
-
-
-class _Decided:
-    """The ``decided`` rows of one batch's keys, read under the head lock, checked and moved
-    on as the batch's conditional appends take their seqs, then saved."""
-
-    def __init__(
-        self,
-        cur: psycopg.Cursor[tuple[object, ...]],
-        q: _Queries,
-        node: str,
-        requests: Sequence[AppendRequest],
-    ) -> None:
-        self._cur = cur
-        self._q = q
-        self._node = node
-        keys = sorted({k for r in requests if r.condition is not None for k in r.condition.keys})
-        self._rows: dict[str, tuple[str, int, int]] = {}
-        if keys:
-            cur.execute(q.read_decided, (keys,))
-            for key, by, seq, others in cur.fetchall():
-                self._rows[str(key)] = (str(by), _int(seq), _int(others))
-        self._changed: set[str] = set()
-
-    def refusal(self, condition: Condition) -> AppendConflict | None:
-        """Why an append decided under ``condition`` may not land, if it may not: another
-        node appended about one of its keys after what it had seen, or it built on an append
-        of this node that was refused. A refused condition is resolved at once, so what was
-        decided on its heads later in this batch is refused too."""
-        conflict: AppendConflict | None = None
-        for earlier in condition.after:
-            if earlier.refused:
-                conflict = AppendConflict(earlier.keys[0], earlier.conflict_seq)
-        for key in condition.keys:
-            row = self._rows.get(key)
-            if row is None:
-                continue
-            by, seq, others = row
-            foreign = others if by == self._node else seq
-            if foreign > condition.seen:
-                conflict = AppendConflict(key, foreign)
-        if conflict is not None:
-            condition.conflict_seq = conflict.seq
-            condition.resolve(refused=True)
-        return conflict
-
-    def took(self, condition: Condition, last_seq: int) -> None:
-        """An append under ``condition`` was given seqs up to ``last_seq``."""
-        for key in condition.keys:
-            by, seq, others = self._rows.get(key, (self._node, 0, 0))
-            self._rows[key] = (self._node, last_seq, others if by == self._node else seq)
-            self._changed.add(key)
-
-    def save(self) -> None:
-        if self._changed:
-            self._cur.executemany(
-                self._q.put_decided, [(key, *self._rows[key]) for key in sorted(self._changed)]
-            )
-
-
-class _Queries:
-    """The statements of one schema, composed once."""
-
-    def __init__(self, schema: str) -> None:
-        s = sql.Identifier(schema)
-        self.lock_head = sql.SQL("SELECT seq, digest, ts FROM {}.head FOR UPDATE").format(s)
-        self.read_head = sql.SQL("SELECT seq, digest, ts FROM {}.head").format(s)
-        self.set_head = sql.SQL("UPDATE {}.head SET seq = %s, digest = %s, ts = %s").format(s)
-        self.copy_log = sql.SQL("COPY {}.log (seq, data) FROM STDIN").format(s)
-        self.read_range = sql.SQL(
-            "SELECT seq, data FROM {}.log WHERE seq BETWEEN %s AND %s ORDER BY seq"
-        ).format(s)
-        self.get_key = sql.SQL("SELECT entry FROM {}.idempotency WHERE key = %s").format(s)
-        self.put_key = sql.SQL("INSERT INTO {}.idempotency (key, entry) VALUES (%s, %s)").format(s)
-        self.notify = sql.SQL("SELECT pg_notify(%s, %s)")
-        self.read_decided = sql.SQL(
-            "SELECT key, node, seq, others FROM {}.decided WHERE key = ANY(%s)"
-        ).format(s)
-        self.put_decided = sql.SQL(
-            "INSERT INTO {}.decided (key, node, seq, others) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (key) DO UPDATE "
-            "SET node = excluded.node, seq = excluded.seq, others = excluded.others"
-        ).format(s)
-
-
-def _create_tables(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> None:
-    """The schema's tables, trigger and head row, made once (nodes starting together wait for
-    each other on an advisory lock: ``CREATE ... IF NOT EXISTS`` alone races)."""
-    s = sql.Identifier(schema)
-    try:
-        # The newest table: a schema made before it came gets it (and only then is the
-        # trigger replaced).
-        made = conn.execute("SELECT to_regclass(%s)", (f"{schema}.decided",)).fetchone()
-        conn.rollback()
-        if made is not None and made[0] is not None:
-            return  # made before: its trigger is not replaced under appending nodes
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"mnemolog:{schema}",))
-            conn.execute(sql.SQL(_DDL).format(schema=s))
-            conn.execute(
-                sql.SQL(
-                    "INSERT INTO {}.head (seq, digest, ts) VALUES (0, %s, 0) ON CONFLICT DO NOTHING"
-                ).format(s),
-                (GENESIS,),
-            )
-    except psycopg.Error as exc:
-        raise StorageFailed(f"cannot make the log's tables: {exc}") from exc
-
-
-def _read_head(conn: psycopg.Connection[tuple[object, ...]], q: _Queries) -> Head:
-    row = conn.execute(q.read_head).fetchone()
-    return EMPTY_HEAD if row is None else _head_of(row)
-
-
-def _head_of(row: tuple[object, ...]) -> Head:
-    seq, digest, ts = row
-    return Head(_int(seq), str(digest), _int(ts))
-
-
-def _int(value: object) -> int:
-    assert isinstance(value, int)
-    return value
-
-
-def _bytes(value: object) -> bytes:
-    assert isinstance(value, (bytes, memoryview))
-    return bytes(value)
