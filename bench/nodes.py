@@ -1,7 +1,14 @@
 """Several mnemolog nodes on one PostgreSQL log, against one node on LMDB, in one run.
 
-For each configuration (LMDB on one node; PostgreSQL with 1, 2 and 3 nodes) a fresh store is
-started as real ``mnemolog serve`` processes, and every node gets the same load at once:
+For each configuration (LMDB on one node; PostgreSQL with 1, 2 and 3 nodes):
+
+- **log appends**: one process per node, each opening the log and appending ~1 KiB events from
+  ``--writers`` threads for ``--seconds``, one event per append and then 100 per append, all
+  nodes at once: appends per second, all nodes together (the log alone, as ``log_backends.py``
+  measures it for one node).
+
+Then a fresh store is started as real ``mnemolog serve`` processes, and every node gets the
+same load at once:
 
 - **single writes**: ``--writers`` clients per node, each POSTing one memory at a time to a
   container of its own for ``--seconds``: memories written per second, all nodes together,
@@ -16,7 +23,7 @@ share the same CPUs, so the figures say what coordination costs, not what more m
 Configurations alternate over ``--rounds`` so the machine's drift falls on all of them.
 
     .venv/bin/python bench/nodes.py --postgres postgresql://user@host/db --json
-    .venv/bin/python bench/nodes.py --seconds 5 --rounds 2
+    .venv/bin/python bench/nodes.py --seconds 5 --rounds 2 --out docs/benchmarks.md
 
 ``--postgres`` defaults to ``MNEMOLOG_TEST_POSTGRES_URL`` (``tools/postgres_trial.sh start``).
 """
@@ -28,6 +35,8 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -40,10 +49,20 @@ from typing import Any
 import psycopg
 from keepalive import KeepAlive
 from latency import latency_summary
+from log_append import hammer
 from psycopg import sql
 from recall import Server
+from sections import write_section
 
 BATCH = 100
+SECTION = "nodes.py"
+REPO = Path(__file__).resolve().parent.parent
+LABELS = {
+    "lmdb-1": "LMDB, 1 node",
+    "postgres-1": "PostgreSQL, 1 node",
+    "postgres-2": "PostgreSQL, 2 nodes",
+    "postgres-3": "PostgreSQL, 3 nodes",
+}
 PROBE_EVERY = 0.05  # seconds between lag probes
 POLL = 0.001  # seconds between looks at the other node's applied seq
 
@@ -67,6 +86,7 @@ def started(root: Path, count: int, log_url: str | None) -> Iterator[list[Server
     env.pop("MNEMOLOG_LOG_URL", None)
     if log_url is not None:
         env["MNEMOLOG_LOG_URL"] = log_url
+    root.mkdir(parents=True, exist_ok=True)
     servers = [Server(root / f"node-{n}", env, root / f"node-{n}.log") for n in range(count)]
     try:
         for server in servers:
@@ -150,10 +170,67 @@ def lag_probe(servers: list[Server], seconds: float) -> tuple[threading.Thread, 
     return threading.Thread(target=run), lags
 
 
+def append_worker(where: str, writers: int, per_append: int, seconds: float, at: float) -> None:
+    """One node's log appends, from ``at`` (a shared start time) on; prints its figures."""
+    from mnemolog.eventlog import LmdbEventLog
+    from mnemolog.eventlog.postgres_log import PostgresEventLog
+
+    log = (
+        PostgresEventLog(where)
+        if where.startswith("postgres")
+        else LmdbEventLog(Path(where), map_size=1 << 30)
+    )
+    try:
+        time.sleep(max(0.0, at - time.time()))
+        latencies, elapsed = hammer(log, writers, per_append, seconds)
+    finally:
+        log.close()
+    print(json.dumps({"appends": len(latencies), "seconds": elapsed, "latencies": latencies}))
+
+
+def log_appends(
+    root: Path, nodes: int, log_url: str | None, writers: int, per_append: int, seconds: float
+) -> dict[str, Any]:
+    """``nodes`` processes appending to one log at once."""
+    where = log_url or str(root / "log")
+    at = time.time() + 3.0  # every process imported and connected by then
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--append-worker",
+                where,
+                str(writers),
+                str(per_append),
+                str(seconds),
+                str(at),
+            ],
+            stdout=subprocess.PIPE,
+        )
+        for _ in range(nodes)
+    ]
+    results = [json.loads(proc.communicate()[0]) for proc in procs]
+    elapsed = max(r["seconds"] for r in results)
+    appends = sum(r["appends"] for r in results)
+    return {
+        "appends_per_s": appends / elapsed,
+        "events_per_s": appends * per_append / elapsed,
+        **latency_summary([x for r in results for x in r["latencies"]]),
+    }
+
+
 def configuration(
     root: Path, nodes: int, log_url: str | None, writers: int, seconds: float
 ) -> dict[str, Any]:
-    with started(root, nodes, log_url) as servers:
+    appends = {
+        "log_single": log_appends(root, nodes, log_url, writers, 1, seconds),
+        "log_batches": log_appends(root, nodes, log_url, writers, BATCH, seconds),
+    }
+    if log_url is not None:  # the stores start from an empty log
+        with psycopg.connect(log_url, autocommit=True) as conn:
+            conn.execute("DROP SCHEMA mnemolog CASCADE")
+    with started(root / "store", nodes, log_url) as servers:
         probe: threading.Thread | None = None
         lags: list[float] = []
         if nodes > 1:
@@ -163,20 +240,26 @@ def configuration(
         if probe is not None:
             probe.join()
         batches = load(servers, writers, BATCH, seconds)
-    figures: dict[str, Any] = {"single": single, "batches": batches}
+    figures: dict[str, Any] = {**appends, "single": single, "batches": batches}
     if lags:
         figures["lag"] = {"samples": len(lags), **latency_summary(lags)}
     return figures
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--append-worker":
+        where, writers, per_append, seconds, at = sys.argv[2:7]
+        append_worker(where, int(writers), int(per_append), float(seconds), float(at))
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--postgres", default=os.environ.get("MNEMOLOG_TEST_POSTGRES_URL"))
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--writers", type=int, default=2, help="clients per node")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--out", type=Path, help="write the section into this page")
     args = parser.parse_args()
+    began = time.time()
     if not args.postgres:
         parser.error("--postgres (or MNEMOLOG_TEST_POSTGRES_URL) names the server")
     names = ["lmdb-1", "postgres-1", "postgres-2", "postgres-3"]
@@ -198,21 +281,60 @@ def main() -> None:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     summary = {name: _median(rounds) for name, rounds in runs.items()}
+    if args.out is not None:
+        write_section(args.out, SECTION, section(summary, args, time.time() - began))
     if args.json:
         print(json.dumps({"rounds": runs, "median": summary}, indent=2))
         return
     print(f"{args.writers} writers per node, {args.seconds:g} s per load, median of {args.rounds}")
-    heads = ("single/s", "p50 ms", "p99 ms", "batched/s", "lag p50", "p99")
-    widths = (9, 7, 7, 10, 8, 6)
+    heads = ("appends/s", "events/s", "single/s", "p50 ms", "p99 ms", "batched/s", "lag p50", "p99")
+    widths = (9, 9, 9, 7, 7, 10, 8, 6)
     print(f"{'':12} " + " ".join(f"{h:>{w}}" for h, w in zip(heads, widths, strict=True)))
     for name, figures in summary.items():
         lag = figures.get("lag", {})
         print(
-            f"{name:12} {figures['single']['memories_per_s']:9.0f} "
+            f"{name:12} {figures['log_single']['appends_per_s']:9.0f} "
+            f"{figures['log_batches']['events_per_s']:9.0f} "
+            f"{figures['single']['memories_per_s']:9.0f} "
             f"{figures['single']['p50_ms']:7.2f} {figures['single']['p99_ms']:7.2f} "
             f"{figures['batches']['memories_per_s']:10.0f} "
             f"{_ms(lag.get('p50_ms')):>8} {_ms(lag.get('p99_ms')):>6}"
         )
+
+
+def section(summary: dict[str, Any], args: argparse.Namespace, seconds: float) -> str:
+    code = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
+    ).stdout.strip()
+    command = " ".join(["python", "bench/nodes.py", *sys.argv[1:]])
+    rows = [
+        "| | log appends/s, 1 event each | p50 ms | log events/s, 100 per append "
+        "| memory writes/s, one per request | p50 ms | p99 ms "
+        "| memories/s, 100 per request | lag p50 ms | lag p99 ms |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, figures in summary.items():
+        single, batches, lag = figures["single"], figures["batches"], figures.get("lag", {})
+        appends, events = figures["log_single"], figures["log_batches"]
+        rows.append(
+            f"| {LABELS[name]} | {appends['appends_per_s']:,.0f} | {appends['p50_ms']:.2f} "
+            f"| {events['events_per_s']:,.0f} "
+            f"| {single['memories_per_s']:,.0f} | {single['p50_ms']:.2f} "
+            f"| {single['p99_ms']:.2f} | {batches['memories_per_s']:,.0f} "
+            f"| {_ms(lag.get('p50_ms'))} | {_ms(lag.get('p99_ms'))} |"
+        )
+    return (
+        "## Several nodes on one PostgreSQL log\n\n"
+        f"Written by `{command}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} "
+        f"(code {code}), in {seconds / 60:.0f} minutes; `bench/nodes.py` says how each figure "
+        f"is taken. {args.writers} clients per node, each writing to a container of its own, "
+        f"{args.seconds:g} s per load; the median of {args.rounds} rounds, the configurations "
+        "alternating. Every node, the database and the clients share this 2-core machine: more "
+        "nodes here means the same CPUs shared by more processes, so the figures show what "
+        "sharing a log costs, not what more machines would add. The lag is how long after a "
+        "write was acknowledged on one node the other node's projections had applied it "
+        "(polled every millisecond, under the single-write load).\n\n" + "\n".join(rows) + "\n"
+    )
 
 
 def _median(rounds: list[dict[str, Any]]) -> dict[str, Any]:

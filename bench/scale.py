@@ -53,6 +53,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from factgen import Fact, distinct_facts
 from recall import free_port
+from sections import write_section
 
 REPO = Path(__file__).resolve().parent.parent
 MNEMOLOG = str(Path(sys.executable).parent / "mnemolog")
@@ -508,21 +509,6 @@ def section(report: dict[str, Any], plots: list[Path], page: Path) -> str:
     )
 
 
-def write_section(page: Path, body: str) -> None:
-    """Put ``body`` between this script's markers in ``page``, replacing what was there
-    (``run_all.py`` keeps the section when it rewrites the rest of the page)."""
-    start, end = f"<!-- {SECTION} -->", f"<!-- /{SECTION} -->"
-    text = page.read_text(encoding="utf-8") if page.exists() else ""
-    block = f"{start}\n{body}{end}\n"
-    if start in text and end in text:
-        head, _, rest = text.partition(start)
-        _, _, tail = rest.partition(end)
-        text = head + block + tail.lstrip("\n")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    page.write_text(text, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000", help="store sizes (comma-separated)")
@@ -583,7 +569,7 @@ def main() -> None:
         args.json.write_text(json.dumps(report, indent=1))
     if args.out is not None:
         plots = plot(report, args.out.parent / "benchmarks")
-        write_section(args.out, section(report, plots, args.out))
+        write_section(args.out, SECTION, section(report, plots, args.out))
         progress(f"wrote {args.out}")
 
 
