@@ -21,7 +21,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 import msgspec
 import numpy as np
@@ -125,16 +125,20 @@ class Gate:
         # container -> the conditions its in-flight writes were decided under (shared logs)
         self._conditions: defaultdict[str, dict[object, Condition]] = defaultdict(dict)
 
-    @contextmanager
-    def lock(self, container_tag: str) -> Iterator[None]:
-        """Hold the container's lock, deciding about it."""
+    def lock(self, container_tag: str) -> AbstractContextManager[object]:
+        """Hold the container's lock, deciding about it (on a shared log: see above)."""
         with self._locks_guard:
             lock = self._locks[container_tag]
-        with (
-            lock,
-            self._recorder.deciding(container_tag, list(self._conditions[container_tag].values())),
-        ):
-            yield
+        if not self._recorder.shared:
+            return lock  # the embedded log: nothing else decides, nothing to carry
+        return self._deciding(container_tag, lock)
+
+    @contextmanager
+    def _deciding(self, container_tag: str, lock: threading.Lock) -> Iterator[None]:
+        with lock:  # the in-flight conditions are read under it: they change under it
+            after = list(self._conditions[container_tag].values())
+            with self._recorder.deciding(container_tag, after):
+                yield
 
     def in_flight(self, container_tag: str) -> Heads:
         """With the container's lock held: the heads of its in-flight writes, as a new overlay
