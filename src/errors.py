@@ -11,7 +11,8 @@
     │   ├── NothingToSplit            a split of a current version, or of one split already (409)
     │   ├── RollbackAlreadyUndone     an undo of a rollback undone already (409)
     │   ├── LastLiveKey               a revocation over HTTP that would open the door (409)
-    │   └── IdempotencyConflict       same idempotency key, different payload (409)
+    │   ├── IdempotencyConflict       same idempotency key, different payload (409)
+    │   └── SeqAhead                  a read's minSeq is past the log's head (400)
     ├── RequestRefused                the request came through the wrong door: nothing ran (403)
     │   ├── MisdirectedHost           a Host the server does not answer to (421)
     │   ├── ForeignOrigin             sent from a web page of another origin (403)
@@ -107,6 +108,20 @@ class ContainerInUse(InvalidInput):
 
 class IdempotencyConflict(InvalidInput):
     code = "idempotency_conflict"
+
+
+class SeqAhead(InvalidInput):
+    """A read asked to see a seq the log does not hold: no write was ever answered with it."""
+
+    code = "min_seq_ahead"
+
+    def __init__(self, min_seq: int, head: int) -> None:
+        super().__init__(
+            f"minSeq {min_seq} is past the log's head ({head}): no write has been answered "
+            "with it; send the seq a write answered"
+        )
+        self.min_seq = min_seq
+        self.head = head
 
 
 class RequestRefused(MnemologError):

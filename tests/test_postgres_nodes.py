@@ -184,14 +184,12 @@ def test_a_read_with_min_seq_sees_a_write_made_on_another_node(
                 )
                 assert found.status_code == 200, found.text
                 assert content in [hit["content"] for hit in found.json()["results"]]
-        # A seq the log has not reached: a clear 503 naming the lag, after the bounded wait.
+        # A seq no write was answered with: refused at once, naming the log's head.
         head = on_a.get("/stats").json()["log"]["head"]
-        lagging = on_b.get("/memories", params={"minSeq": head + 1000})
-        assert lagging.status_code == 503
-        error = lagging.json()["error"]
-        assert (
-            error["code"] == "projections_lagging" and f"minSeq {head + 1000}" in error["message"]
-        )
+        ahead = on_b.get("/memories", params={"minSeq": head + 1000})
+        assert ahead.status_code == 400
+        error = ahead.json()["error"]
+        assert error["code"] == "min_seq_ahead" and f"minSeq {head + 1000}" in error["message"]
         refused = on_b.get("/memories", params={"minSeq": -1})
         assert refused.status_code == 400
     assert seen == 100

@@ -59,6 +59,10 @@ class FollowedHead:
     def head(self) -> Head:
         return self._head
 
+    def current_head(self) -> Head:
+        """The head: only this process appends to this log, so it is the store's."""
+        return self._head
+
     def wait_for(self, after_seq: int, timeout: float | None = None) -> int:
         return self._notifier.wait_for(after_seq, timeout)
 

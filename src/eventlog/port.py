@@ -104,6 +104,11 @@ class EventLog(Protocol):
 
     def head(self) -> Head: ...
 
+    def current_head(self) -> Head:
+        """The head as the store holds it at this moment: a log other nodes append to asks
+        its database, where ``head`` answers the last head this node heard of."""
+        ...
+
     def wait_for(self, after_seq: int, timeout: float | None = None) -> int:
         """Block until the head passes ``after_seq`` (or timeout); return the head seq."""
         ...

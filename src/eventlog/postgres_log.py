@@ -37,7 +37,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 import msgspec
 import psycopg
@@ -72,6 +73,8 @@ from .postgres_log_sql import (
 from .record import DIGEST_SIZE, StoredRecord
 
 __all__ = ["DEFAULT_SCHEMA", "PostgresEventLog"]
+
+T = TypeVar("T")
 
 
 class PostgresEventLog(GroupCommittedLog):
@@ -290,19 +293,31 @@ class PostgresEventLog(GroupCommittedLog):
 
     # --- reading -------------------------------------------------------------------------
 
-    def _read_chunk(self, seq: int, count: int) -> list[tuple[StoredRecord, bytes]]:
+    def current_head(self) -> Head:
+        """The head row as the database holds it now (other nodes' appends included)."""
+        self._advance(self._on_reader(lambda conn: read_head(conn, self._q)))
+        return self._head
+
+    def _on_reader(self, work: Callable[[psycopg.Connection[tuple[object, ...]]], T]) -> T:
+        """``work`` on the reading connection, (re)connected first; a database error is a
+        ``StorageFailed`` and the next read reconnects."""
         if self._closed:
             raise LogClosed("the log is closed")
         with self._reading:
             try:
                 if self._reader is None or self._reader.closed:
                     self._reader = self._connect(autocommit=True)
-                rows = self._reader.execute(self._q.read_range, (seq, seq + count - 1)).fetchall()
+                return work(self._reader)
             except psycopg.Error as exc:
                 if self._reader is not None:
                     self._reader.close()
                 self._reader = None
                 raise StorageFailed(f"cannot read the log's database: {exc}") from exc
+
+    def _read_chunk(self, seq: int, count: int) -> list[tuple[StoredRecord, bytes]]:
+        rows = self._on_reader(
+            lambda conn: conn.execute(self._q.read_range, (seq, seq + count - 1)).fetchall()
+        )
         out: list[tuple[StoredRecord, bytes]] = []
         # Committed appends are contiguous from seq 1 (seqs come from the head row, under its
         # lock): a gap before the last row read is damage, never the end of the log.

@@ -10,13 +10,14 @@ previous one is made durable.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Concatenate, Literal, ParamSpec, Protocol, TypeVar, overload
 
-from ..errors import AppendConflict, ProjectionsLagging
+from ..errors import AppendConflict, ProjectionsLagging, SeqAhead
 from ..eventlog import Appended, Draft, EventLog, StoredRecord
 from ..eventlog.conditions import Condition
 from ..projections.runner import ProjectionRunner
@@ -25,6 +26,9 @@ from ..projections.runner import ProjectionRunner
 # reaches the caller (503): each retry first applies what it missed, so only a container
 # written on several nodes without pause keeps refusing.
 DECISION_ATTEMPTS = 8
+
+# Records a read sent with ``minSeq`` applies between looks at its deadline.
+CATCH_UP_CHUNK = 2048
 
 # The condition of the decision this thread is making under a gate lock (``Recorder.deciding``).
 _deciding: ContextVar[Condition | None] = ContextVar("mnemolog_deciding", default=None)
@@ -118,15 +122,23 @@ class Recorder:
 
     def see(self, min_seq: int, timeout: float) -> None:
         """Return once the projections have applied the log through ``min_seq`` (a seq a
-        write answered, perhaps on another node), waiting at most ``timeout`` seconds for the
-        log to hold it; else ``ProjectionsLagging``. Applied through the head the log knows,
-        not exactly ``min_seq``: an append's records are applied together."""
+        write answered, perhaps on another node), applying what is missing here and now, for
+        at most ``timeout`` seconds; then ``ProjectionsLagging``. A seq the log does not hold
+        yet was never answered to anyone: ``SeqAhead``, at once. Applied through the head the
+        log holds, not exactly ``min_seq``: an append's records are applied together."""
         if self.runner.position() >= min_seq:
             return
-        head = self.log.wait_for(min_seq - 1, timeout)
-        applied = self.runner.sync_to(head) if head >= min_seq else self.runner.position()
-        if applied < min_seq:
-            raise ProjectionsLagging(min_seq, applied, head, timeout)
+        head = self.log.head().seq
+        if head < min_seq:
+            head = self.log.current_head().seq  # another node's append not heard of yet
+            if head < min_seq:
+                raise SeqAhead(min_seq, head)
+        deadline = time.monotonic() + timeout
+        applied = self.runner.position()
+        while applied < min_seq:
+            if time.monotonic() >= deadline:
+                raise ProjectionsLagging(min_seq, applied, head, timeout)
+            applied = self.runner.sync_to(min(head, applied + CATCH_UP_CHUNK))
 
 
 class _Recording(Protocol):

@@ -76,6 +76,9 @@ class RecordingSink:
     def head(self) -> Head:
         return self._log.head()
 
+    def current_head(self) -> Head:
+        return self._log.current_head()
+
     def wait_for(self, after_seq: int, timeout: float | None = None) -> int:
         return self._log.wait_for(after_seq, timeout)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemolog.errors import VersionConflict
+from mnemolog.errors import ProjectionsLagging, SeqAhead, VersionConflict
 from mnemolog.eventlog import Actor
 from mnemolog.memory import NewMemory
 from mnemolog.runtime import Runtime
@@ -87,3 +87,19 @@ def test_an_edit_on_a_stale_node_meets_the_version_another_node_made(
         and latest.version == 2
         and latest.content == ("The deploy window is 16:00.")
     )
+
+
+def test_a_read_waits_for_min_seq_within_its_bound_and_names_the_lag_past_it(
+    nodes: tuple[Runtime, Runtime],
+) -> None:
+    a, b = nodes
+    (made,) = a.core.writes.write("team", [NewMemory(content="Bo's desk is 4B.")], ACTOR)
+    with pytest.raises(ProjectionsLagging) as lagging:
+        b.core._recorder.see(made.seq, timeout=0.0)  # no time to apply anything
+    assert lagging.value.min_seq == made.seq and lagging.value.head >= made.seq
+    assert lagging.value.applied < made.seq
+    assert b.core.memories.latest(made.memory_id) is None
+    b.core.see(made.seq)  # within the configured wait: applied here and now
+    assert b.core.memories.latest(made.memory_id) is not None
+    with pytest.raises(SeqAhead):
+        b.core.see(made.seq + 100)
