@@ -202,12 +202,13 @@ def verify_log_command(
 ) -> None:
     """Check the log's checksums, sequence and hash chain, or an export of it.
 
-    Without EXPORT, checks the log in the data directory: exits 0 when it is intact, 1 with
-    the first bad seq when it is not, 2 when there is no log. Safe to run beside a live
-    server. With EXPORT (a file from `mnemolog export-log`, or - for stdin), checks it as
-    tools/verify_log.py does, and its signature if it is signed: exits 0 and prints the last
-    hash (and the signing key's fingerprint) when it is intact, 1 with the first bad line
-    when it is not, 2 when it cannot be read.
+    Without EXPORT, checks the store's log (in the data directory, or in PostgreSQL when
+    MNEMOLOG_LOG_URL names it): exits 0 when it is intact, 1 with the first bad seq when it
+    is not, 2 when there is no log. Safe to run beside a live server. With EXPORT (a file
+    from `mnemolog export-log`, or - for stdin), checks it as tools/verify_log.py does, and
+    its signature if it is signed: exits 0 and prints the last hash (and the signing key's
+    fingerprint) when it is intact, 1 with the first bad line when it is not, 2 when it
+    cannot be read.
     """
     if export is not None:
         _verify_export(export, public_key, as_json)
@@ -215,10 +216,20 @@ def verify_log_command(
     if public_key is not None:
         raise click.UsageError("--public-key checks the signature of an EXPORT")
     from .eventlog.datadir import log_dir
-    from .eventlog.verify import verify_log
+    from .eventlog.verify import verify_log, verify_opened
 
     settings = _settings(data_dir=data_dir)
-    report = verify_log(log_dir(settings.data_dir))
+    if settings.log_url is None:
+        report = verify_log(log_dir(settings.data_dir))
+    else:  # the log in PostgreSQL, read beside the nodes appending to it
+        from .eventlog.opening import open_log
+
+        try:
+            with open_log(settings, readonly=True) as log:
+                report = verify_opened(log)
+        except StorageError as exc:
+            click.echo(f"mnemolog: cannot read the log: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
     if as_json:
         click.echo(msgspec.json.encode(report).decode())
     elif report.ok:

@@ -151,6 +151,8 @@ def test_nodes_writing_at_once_keep_one_chain_and_agree(
     assert outside.returncode == 0, outside.stdout + outside.stderr
     kinds = [json.loads(line)["kind"] for line in export.read_text().splitlines()[1:]]
     assert kinds.count("memory.written") == len(created)
+    verified = mnemolog(log_url, "verify-log", "--data-dir", str(tmp_path / "node-1"))
+    assert verified.returncode == 0 and f"ok: {len(kinds)} records" in verified.stdout
 
 
 def test_a_read_with_min_seq_sees_a_write_made_on_another_node(

@@ -217,3 +217,30 @@ def test_a_node_killed_mid_write_loses_and_duplicates_nothing_and_catches_up(
     assert exported.returncode == 0, exported.stderr
     kinds = [json.loads(line)["kind"] for line in exported.stdout.splitlines()[1:]]
     assert kinds.count("memory.written") == len(acked)
+
+
+def test_verify_log_checks_the_log_in_postgresql_and_finds_a_tampered_record(
+    tmp_path: Path, log_url: str
+) -> None:
+    from mnemolog.eventlog.postgres_log import PostgresEventLog
+
+    from .factories import signal_draft
+
+    with PostgresEventLog(log_url) as log:
+        for n in range(5):
+            log.append([signal_draft(f"record {n}")])
+        head = log.head()
+    data_dir = str(tmp_path / "node")
+    ok = mnemolog(log_url, "verify-log", "--data-dir", data_dir)
+    assert ok.returncode == 0, ok.stderr
+    assert f"ok: 5 records, head 5 {head.digest}" in ok.stdout
+    # Someone with the database's owner role goes around the trigger and changes a record.
+    with psycopg.connect(log_url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE mnemolog.log DISABLE TRIGGER append_only")
+        conn.execute(
+            "UPDATE mnemolog.log SET data = overlay(data placing '\\x00'::bytea from 60) "
+            "WHERE seq = 3"
+        )
+    bad = mnemolog(log_url, "verify-log", "--data-dir", data_dir)
+    assert bad.returncode == 1
+    assert "first bad seq 3" in bad.stderr

@@ -17,7 +17,7 @@ import msgspec
 from ..errors import CorruptLog, CorruptRecord
 from .codec import RecordCodec, decode_value
 from .lmdb_env import open_env
-from .port import Head
+from .port import EventLog, Head
 from .record import GENESIS, key_seq
 
 _HEAD_KEY = b"head"
@@ -130,6 +130,37 @@ def _walk(env: lmdb.Environment, codec: RecordCodec) -> VerifyReport:
         return bad(seq + 1, f"missing: the head says the log ends at seq {head.seq}")
     if head.seq < seq:
         return bad(head.seq + 1, f"beyond the head (seq {head.seq})")
+    if head.digest != prev:
+        return bad(seq, "the head's hash does not match the last record")
+    return _good(seq, prev)
+
+
+def verify_opened(log: EventLog) -> VerifyReport:
+    """Check every record of an opened log (the one in PostgreSQL) up to the head it holds
+    when the walk starts: checksums, seq continuity, the hash chain, time order and the head.
+    Records appended during the walk are left for the next one."""
+    seq, prev, ts = 0, GENESIS, 0
+
+    def bad(at: int, reason: str) -> VerifyReport:
+        return VerifyReport(
+            ok=False, records=seq, head_seq=seq, head_digest=prev, first_bad_seq=at, reason=reason
+        )
+
+    head = log.current_head()
+    try:
+        for stored in log.read(1, limit=head.seq):
+            expected = seq + 1
+            if stored.seq != expected:
+                return bad(expected, f"missing (next record is {stored.seq})")
+            if stored.record.prev != prev:
+                return bad(expected, "does not chain to the previous record")
+            if stored.record.ts < ts:
+                return bad(expected, "time goes backwards")
+            seq, prev, ts = expected, stored.digest, stored.record.ts
+    except CorruptRecord as exc:
+        return bad(exc.seq, exc.reason)
+    if seq < head.seq:
+        return bad(seq + 1, f"missing: the head says the log ends at seq {head.seq}")
     if head.digest != prev:
         return bad(seq, "the head's hash does not match the last record")
     return _good(seq, prev)
