@@ -5,6 +5,12 @@ projections before its caller is answered, so a client reads its own writes and 
 shows a trace as soon as it is answered. ``Recorder.record`` is that pair of steps;
 ``submit`` and ``apply`` are its two halves, for callers that decide the next batch while the
 previous one is made durable.
+
+On a log several nodes append to, an append made while deciding about a container carries
+the condition it was decided under (``deciding``, entered by the container's gate), and the
+log refuses it if another node appended about the container since. ``decided_again`` wraps
+a service's operation so that a refused one is made again once what it missed is applied;
+``see`` is how a read waits for a seq another node answered (``minSeq``).
 """
 
 from __future__ import annotations
