@@ -140,6 +140,7 @@ class AsyncClient:
         include_forgotten: bool | None = None,
         rerank: bool | None = None,
         min_trust: float | None = None,
+        min_seq: int | None = None,
     ) -> SearchResult:
         """``POST /search``: the results, ranked, and the ``trace_id`` of the recorded recall."""
         body = fields(
@@ -154,6 +155,7 @@ class AsyncClient:
             include_forgotten=include_forgotten,
             rerank=rerank,
             min_trust=min_trust,
+            min_seq=min_seq,
         )
         return await self._send(Routes.search(body))
 
@@ -164,6 +166,7 @@ class AsyncClient:
         include_forgotten: bool | None = None,
         limit: int | None = None,
         offset: int | None = None,
+        min_seq: int | None = None,
     ) -> MemoryPage:
         """``GET /memories``: one page of the latest version of each memory, newest first."""
         params = fields(
@@ -171,6 +174,7 @@ class AsyncClient:
             include_forgotten=include_forgotten,
             limit=limit,
             offset=offset,
+            min_seq=min_seq,
         )
         return await self._send(Routes.list_memories(params))
 
@@ -193,9 +197,9 @@ class AsyncClient:
             if not page.memories or offset >= page.total:
                 return
 
-    async def get(self, memory_id: str) -> Chain:
+    async def get(self, memory_id: str, *, min_seq: int | None = None) -> Chain:
         """``GET /memories/{id}``: the memory with every version."""
-        return await self._send(Routes.get(memory_id))
+        return await self._send(Routes.get(memory_id, fields(min_seq=min_seq)))
 
     async def update(
         self,

@@ -145,8 +145,8 @@ class Routes:
         return Call("GET", "/memories", MemoryPage, params=_query(params))
 
     @staticmethod
-    def get(memory_id: str) -> Call[Chain]:
-        return Call("GET", _path("memories", memory_id), Chain)
+    def get(memory_id: str, params: Mapping[str, object] | None = None) -> Call[Chain]:
+        return Call("GET", _path("memories", memory_id), Chain, params=_query(params or {}))
 
     @staticmethod
     def update(memory_id: str, body: dict[str, object]) -> Call[Chain]:

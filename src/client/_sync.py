@@ -136,6 +136,7 @@ class Client:
         include_forgotten: bool | None = None,
         rerank: bool | None = None,
         min_trust: float | None = None,
+        min_seq: int | None = None,
     ) -> SearchResult:
         """``POST /search``: the results, ranked, and the ``trace_id`` of the recorded recall."""
         body = fields(
@@ -150,6 +151,7 @@ class Client:
             include_forgotten=include_forgotten,
             rerank=rerank,
             min_trust=min_trust,
+            min_seq=min_seq,
         )
         return self._send(Routes.search(body))
 
@@ -160,6 +162,7 @@ class Client:
         include_forgotten: bool | None = None,
         limit: int | None = None,
         offset: int | None = None,
+        min_seq: int | None = None,
     ) -> MemoryPage:
         """``GET /memories``: one page of the latest version of each memory, newest first."""
         params = fields(
@@ -167,6 +170,7 @@ class Client:
             include_forgotten=include_forgotten,
             limit=limit,
             offset=offset,
+            min_seq=min_seq,
         )
         return self._send(Routes.list_memories(params))
 
@@ -188,9 +192,9 @@ class Client:
             if not page.memories or offset >= page.total:
                 return
 
-    def get(self, memory_id: str) -> Chain:
+    def get(self, memory_id: str, *, min_seq: int | None = None) -> Chain:
         """``GET /memories/{id}``: the memory with every version."""
-        return self._send(Routes.get(memory_id))
+        return self._send(Routes.get(memory_id, fields(min_seq=min_seq)))
 
     def update(
         self,

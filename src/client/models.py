@@ -327,6 +327,9 @@ class Health(_Answer, frozen=True, kw_only=True):
 
 class LogHead(_Answer, frozen=True, kw_only=True):
     head: int
+    # How far this node's projections have applied the log (``GET /stats``; on a log several
+    # nodes share, ``head - applied`` is how far this node trails it).
+    applied: int | None = None
 
 
 class Stats(_Answer, frozen=True, kw_only=True):

@@ -259,3 +259,18 @@ def test_importing_the_client_loads_no_server_code() -> None:
     )
     loaded = {m for m in json.loads(done.stdout) if not m.startswith("mnemolog.client")}
     assert loaded == {"mnemolog.errors"}
+
+
+def test_reads_wait_for_a_seq_a_write_answered_and_refuse_one_never_answered(
+    client: Client,
+) -> None:
+    written = client.add("The backup runs at 02:00", "seqs").memories[0]
+    assert client.get(written.id, min_seq=written.seq).id == written.id
+    assert client.list("seqs", min_seq=written.seq).total == 1
+    found = client.search("when does the backup run", "seqs", min_seq=written.seq)
+    assert [hit.id for hit in found.results if isinstance(hit, MemoryHit)] == [written.id]
+    stats = client.stats()
+    assert stats.log.applied is not None and stats.log.applied >= written.seq
+    with pytest.raises(errors.SeqAhead) as ahead:
+        client.list("seqs", min_seq=stats.log.head + 1000)
+    assert status_of(ahead.value) == 400
