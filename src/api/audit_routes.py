@@ -97,6 +97,8 @@ def audit_routes(runtime: Runtime) -> APIRouter:
             log.head().seq if after is None else after,
             heartbeat=settings.events_heartbeat_seconds,
             chunk=chunk,
+            # Applied before sent: a revocation ends its key's stream before it is sent.
+            apply=runtime.core.runner.sync_to,
         )
         return StreamingResponse(stream, media_type="text/event-stream", headers=_NO_BUFFERING)
 

@@ -83,6 +83,9 @@ def read_messages(log: EventLog, after: int, limit: int) -> tuple[bytes, int]:
     return b"".join(out), last
 
 
+APPLY_RETRY = 0.01  # seconds before applying again, when the projections did not move
+
+
 async def event_stream(
     log: EventLog,
     after: int,
@@ -90,17 +93,27 @@ async def event_stream(
     heartbeat: float,
     chunk: int = CHUNK_RECORDS,
     reader: Callable[[EventLog, int, int], tuple[bytes, int]] = read_messages,
+    apply: Callable[[int], int] | None = None,
 ) -> AsyncIterator[bytes]:
     """Every event after seq ``after``, then new ones as they are committed, forever.
 
     It wakes on the log's commit notification, not by polling. At most ``chunk`` records'
     messages are held at a time, so a slow client costs bounded memory and, while the
-    transport waits for it, no open transaction.
+    transport waits for it, no open transaction. With ``apply`` (which applies the log to the
+    server's projections through a seq and answers the seq they reached), a record is sent
+    only once it is applied: a key revoked by a record is then refused before that record
+    is sent, so the stream the key opened ends before it (the revocation's own included).
     """
     yield RETRY
     while True:
-        if log.head().seq > after:
-            data, after = await anyio.to_thread.run_sync(reader, log, after, chunk)
+        head = log.head().seq
+        if head > after:
+            ready = head if apply is None else await anyio.to_thread.run_sync(apply, head)
+            if ready <= after:
+                await anyio.sleep(APPLY_RETRY)
+                continue
+            limit = min(chunk, ready - after)
+            data, after = await anyio.to_thread.run_sync(reader, log, after, limit)
             if data:
                 yield data
             continue
