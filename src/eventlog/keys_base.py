@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -24,7 +25,7 @@ CIPHER_CACHE = 4096
 GENERATION_MARK = "#"  # memory:<id>#2: the second key of a re-keyed subject
 
 
-class CachedKeys:
+class CachedKeys(ABC):
     """The read side and creation of a key store, over a subclass's storage."""
 
     def __init__(self, failure: StorageError | None) -> None:
@@ -39,13 +40,13 @@ class CachedKeys:
         """Start the thread that creates keys; once the storage is open."""
         self._creator: GroupCommitter[str, bytes] = GroupCommitter(self._create_batch, name=name)
 
+    @abstractmethod
     def _load(self, subject: str) -> bytes | None:
         """The subject's key as stored (called under ``_lock``)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _create_batch(self, subjects: Sequence[str]) -> list[bytes | BaseException]:
         """Each subject's key, made durably if missing, or ``KeyDestroyed`` for it."""
-        raise NotImplementedError
 
     @property
     def failure(self) -> StorageError | None:
