@@ -288,6 +288,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "`MNEMOLOG_PROXY_RECALL_TIMEOUT` and the runaway cap.",
         ),
     ] = False
+    ranker_train_every: Annotated[
+        int,
+        Meta(
+            ge=0,
+            le=100_000,
+            description="Feedback events counted in a container since its last training that "
+            "start a new training of the learned ranker in the background (0: train only when "
+            "`POST /ranker/train` asks; see [recall.md](recall.md#the-learned-ranker)).",
+        ),
+    ] = 50
     rerank_pool: Annotated[
         int,
         Meta(

@@ -19,6 +19,8 @@ from .memory import (
     ErasureReceipt,
     Hit,
     LinkRow,
+    Rated,
+    Rating,
     RenderedMemory,
     SplitRow,
     Trace,
@@ -235,7 +237,33 @@ def trace_json(core: Core, trace: Trace) -> dict[str, object]:
                 "served": c.get("served"),
             }
         )
-    return {**trace_summary(trace), "candidates": candidates}
+    feedback = [rating_json(r) for r in core.reads.ratings(trace)]
+    return {**trace_summary(trace), "candidates": candidates, "feedback": feedback}
+
+
+def rating_json(rating: Rating) -> dict[str, object]:
+    """A grade given to one of a recall's results, as the trace shows it: never the reason,
+    which only the log holds (sealed)."""
+    return {
+        "seq": rating.seq,
+        "at": iso(rating.at),
+        "versionId": rating.version_id,
+        "memoryId": rating.memory_id,
+        "grade": rating.grade,
+        "agentId": rating.agent_id,
+        "protocol": rating.protocol,
+    }
+
+
+def rated_json(rated: Rated) -> dict[str, object]:
+    """A rating just recorded, as ``POST /recalls/{traceId}/feedback`` answers it."""
+    return {
+        "traceId": rated.trace_id,
+        "versionId": rated.version_id,
+        "memoryId": rated.memory_id,
+        "grade": rated.grade,
+        "seq": rated.seq,
+    }
 
 
 def profile_json(

@@ -81,6 +81,17 @@ def test_every_event_kind_is_documented() -> None:
         assert f"| `{event_tag(event_type)}` | `{event_type.__name__}` |" in text
 
 
+def test_the_grade_scale_is_the_one_the_code_checks() -> None:
+    from mnemolog.memory import GRADES
+
+    assert GRADES == {0: "irrelevant", 1: "related", 2: "useful", 3: "answer"}
+    mcp = (DOCS / "mcp.md").read_text(encoding="utf-8")
+    for page in ("api.md", "events.md", "client.md"):
+        text = (DOCS / page).read_text(encoding="utf-8")
+        assert all(f"`{grade}` {name}" in text for grade, name in GRADES.items()), page
+    assert all(f"| `{grade}` | {name} |" in mcp for grade, name in GRADES.items())
+
+
 def test_events_page_has_the_worked_example() -> None:
     code = "\n".join(python_blocks(DOCS / "events.md"))
     assert "hashlib.sha256" in code and "assert" in code

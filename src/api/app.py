@@ -33,6 +33,7 @@ from .openapi import with_bodies
 from .oversight_routes import oversight_routes
 from .portability_routes import portability_routes
 from .query import known_query_only
+from .ranker_routes import ranker_routes
 from .reference import serve_reference
 from .routes import HotEndpoints, memory_routes
 from .stats_routes import stats_routes
@@ -84,6 +85,7 @@ def create_app(runtime: Runtime) -> ASGIApp:
     app.include_router(agent_routes(runtime))
     app.include_router(oversight_routes(runtime))
     app.include_router(stats_routes(runtime))
+    app.include_router(ranker_routes(runtime, settings.max_body_bytes))
     core = runtime.core
     services = Services(
         settings=settings,

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from ..clock import iso, parse_as_of_instant
-from ..memory import DocumentRow
+from ..memory import GRADES, MAX_FEEDBACK_REASON, DocumentRow
 
 # The largest integer SQLite takes (and PostgreSQL's bigint): a larger offset was a 500.
 SQL_INT_MAX = 2**63 - 1
@@ -54,6 +54,16 @@ class Forget(_Body, frozen=True, kw_only=True):
 
 
 Fact = Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
+# How much a served result was worth (``memory/recall/usage.py``'s scale), and why.
+Grade = Annotated[
+    int,
+    msgspec.Meta(
+        ge=min(GRADES),
+        le=max(GRADES),
+        description="; ".join(f"{grade} {name}" for grade, name in GRADES.items()),
+    ),
+]
+FeedbackReason = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_FEEDBACK_REASON)]
 
 
 class PostDocument(_Body, frozen=True, kw_only=True):
@@ -128,3 +138,17 @@ class MarkUsed(_Body, frozen=True, kw_only=True):
         list[Annotated[str, msgspec.Meta(min_length=1, max_length=256)]],
         msgspec.Meta(max_length=100),
     ]
+
+
+class RateResult(_Body, frozen=True, kw_only=True):
+    """``POST /recalls/{traceId}/feedback``: how much one served version was worth."""
+
+    version_id: MemoryId
+    grade: Grade
+    reason: FeedbackReason | None = None
+
+
+class TrainRanker(_Body, frozen=True, kw_only=True):
+    """``POST /ranker/train``: train the global model and every container's, or one's."""
+
+    container_tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256)] | None = None

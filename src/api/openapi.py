@@ -22,8 +22,10 @@ from .models import (
     PatchMemory,
     PostDocument,
     PutProfile,
+    RateResult,
     Search,
     SplitMemory,
+    TrainRanker,
     WriteMemories,
 )
 from .oversight_routes import BODIES as OVERSIGHT_BODIES
@@ -38,7 +40,9 @@ BODIES: dict[tuple[str, str], tuple[type[msgspec.Struct], bool]] = {
     ("put", "/profile"): (PutProfile, True),
     ("post", "/search"): (Search, True),
     ("post", "/recalls/{trace_id}/used"): (MarkUsed, True),
+    ("post", "/recalls/{trace_id}/feedback"): (RateResult, True),
     ("post", "/import"): (ImportFile, True),
+    ("post", "/ranker/train"): (TrainRanker, False),
     **{key: (struct, False) for key, struct in OVERSIGHT_BODIES.items()},
 }
 _REF = "#/components/schemas/{name}"

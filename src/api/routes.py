@@ -23,6 +23,7 @@ from ..views import (
     hit_json,
     outcome_json,
     profile_json,
+    rated_json,
     version_json,
 )
 from ..web.caller import caller_in
@@ -35,6 +36,7 @@ from .models import (
     PatchMemory,
     PostDocument,
     PutProfile,
+    RateResult,
     Search,
     SplitMemory,
     WriteMemories,
@@ -285,6 +287,24 @@ def memory_routes(runtime: Runtime, hot: HotEndpoints) -> APIRouter:
                 "seq": used.seq,
             }
         )
+
+    @router.post("/recalls/{trace_id}/feedback")
+    async def rate_result(trace_id: str, request: Request) -> JSONResponse:
+        """How much one served result was worth (0 irrelevant to 3 the answer): the explicit
+        rating the ranker learns from."""
+        body = await read_json(request, RateResult, max_bytes=limit)
+        caller = caller_in(request.scope)
+        rated = await run_in_threadpool(
+            lambda: core.usage.feedback(
+                trace_id,
+                caller,
+                "rest",
+                version_id=body.version_id,
+                grade=body.grade,
+                reason=body.reason,
+            )
+        )
+        return JSONResponse(rated_json(rated))
 
     @router.post("/search")
     async def search(request: Request) -> Response:

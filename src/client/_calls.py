@@ -27,6 +27,7 @@ from .models import (
     Metadata,
     Profile,
     ProfileErased,
+    RecallFeedback,
     RecallUsed,
     SearchResult,
     Stats,
@@ -218,6 +219,16 @@ class Routes:
     def recall_used(trace_id: str, version_ids: Sequence[str]) -> Call[RecallUsed]:
         body = _json({"versionIds": list(version_ids)})
         return Call("POST", _path("recalls", trace_id, "used"), RecallUsed, body=body)
+
+    @staticmethod
+    def recall_feedback(
+        trace_id: str, version_id: str, grade: int, reason: str | None
+    ) -> Call[RecallFeedback]:
+        fields: dict[str, object] = {"versionId": version_id, "grade": grade}
+        if reason is not None:
+            fields["reason"] = reason
+        path = _path("recalls", trace_id, "feedback")
+        return Call("POST", path, RecallFeedback, body=_json(fields))
 
     @staticmethod
     def health() -> Call[Health]:

@@ -26,6 +26,7 @@ from .models import (
     Metadata,
     Profile,
     ProfileErased,
+    RecallFeedback,
     RecallUsed,
     SearchResult,
     Stats,
@@ -304,6 +305,13 @@ class Client:
     def recall_used(self, trace_id: str, version_ids: Sequence[str]) -> RecallUsed:
         """``POST /recalls/{traceId}/used``: which served versions helped (``[]``: none)."""
         return self._send(Routes.recall_used(trace_id, version_ids))
+
+    def recall_feedback(
+        self, trace_id: str, version_id: str, grade: int, reason: str | None = None
+    ) -> RecallFeedback:
+        """``POST /recalls/{traceId}/feedback``: how much one served version was worth, 0
+        (irrelevant) to 3 (the answer), with an optional reason (1 to 1000 characters)."""
+        return self._send(Routes.recall_feedback(trace_id, version_id, grade, reason))
 
     def health(self) -> Health:
         """``GET /health`` (needs no key); ``ok`` is false while writes are stopped."""

@@ -169,6 +169,17 @@ class RecallUsed(_Answer, frozen=True, kw_only=True):
     seq: int
 
 
+class RecallFeedback(_Answer, frozen=True, kw_only=True):
+    """A rating recorded (``POST /recalls/{traceId}/feedback``): the served version, its
+    memory, the grade (0 irrelevant, 1 related, 2 useful, 3 answer) and the event's seq."""
+
+    trace_id: str
+    version_id: str
+    memory_id: str
+    grade: int
+    seq: int
+
+
 class DocumentWrite(_Answer, frozen=True, kw_only=True):
     id: str
     status: str  # created or deduplicated
@@ -267,6 +278,18 @@ class Candidate(_Answer, frozen=True, kw_only=True):
     flags: list[str] = msgspec.field(default_factory=list)
 
 
+class Rating(_Answer, frozen=True, kw_only=True):
+    """A grade given to one of a recall's results, as its trace lists it (no reason)."""
+
+    seq: int
+    at: str
+    version_id: str
+    memory_id: str
+    grade: int
+    agent_id: str | None = None
+    protocol: str | None = None
+
+
 class RecallTrace(_Answer, frozen=True, kw_only=True, tag="recall", tag_field="type"):
     """A recorded search, as ``GET /inspect/{traceId}`` shows it."""
 
@@ -284,6 +307,7 @@ class RecallTrace(_Answer, frozen=True, kw_only=True, tag="recall", tag_field="t
     agent_id: str | None = None
     protocol: str | None = None
     candidates: list[Candidate] = msgspec.field(default_factory=list)
+    feedback: list[Rating] = msgspec.field(default_factory=list)
 
 
 class TurnTrace(_Answer, frozen=True, kw_only=True, tag="turn", tag_field="type"):
@@ -389,6 +413,8 @@ __all__ = [
     "Profile",
     "ProfileErased",
     "Provenance",
+    "Rating",
+    "RecallFeedback",
     "RecallTrace",
     "RecallUsed",
     "Scalar",

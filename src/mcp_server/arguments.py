@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 from msgspec import Meta
 
+from ..memory import GRADES, MAX_FEEDBACK_REASON
 from ..web.request_body import decode_json
 
 T = TypeVar("T", bound=msgspec.Struct)
@@ -268,6 +269,58 @@ class UsedArgs(_Arguments, frozen=True, kw_only=True):
             "list if none helped.",
         ),
     ]
+
+
+# What each grade of the scale means, for the model choosing one (strict zip: one per grade).
+_MEANINGS = (
+    "no bearing on it, or wrong",
+    "on topic but no help",
+    "helped answer",
+    "answers it by itself",
+)
+
+
+class RateArgs(_Arguments, frozen=True, kw_only=True):
+    trace_id: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            max_length=256,
+            description="The `traceId` of the search_memories call that returned the result.",
+        ),
+    ]
+    id: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            max_length=256,
+            description="The `id` of the result you rate, as search_memories returned it.",
+        ),
+    ]
+    grade: Annotated[
+        int,
+        Meta(
+            ge=min(GRADES),
+            le=max(GRADES),
+            description="How much it was worth to the query: "
+            + ", ".join(
+                f"{grade} {name} ({meaning})"
+                for (grade, name), meaning in zip(GRADES.items(), _MEANINGS, strict=True)
+            )
+            + ".",
+        ),
+    ]
+    reason: (
+        Annotated[
+            str,
+            Meta(
+                min_length=1,
+                max_length=MAX_FEEDBACK_REASON,
+                description="Why, in a few words (optional).",
+            ),
+        ]
+        | None
+    ) = None
 
 
 def parse(arguments: dict[str, Any] | None, type_: type[T]) -> T:

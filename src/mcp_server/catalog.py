@@ -20,6 +20,7 @@ from .arguments import (
     IdArgs,
     ListArgs,
     ProfileArgs,
+    RateArgs,
     SearchArgs,
     SetProfileArgs,
     TraceArgs,
@@ -161,6 +162,16 @@ USED = ToolSpec(
     "(their `id`), or none. It tells mnemolog which memories help; it changes no memory.",
     UsedArgs,
 )
+RATE = ToolSpec(
+    "rate_result",
+    "Rate a search result",
+    "Grade how much one result of a search_memories call was worth to its query: 0 "
+    "irrelevant (no bearing on it, or wrong), 1 related (on topic but no help), 2 useful "
+    "(helped answer), 3 answer (answers it by itself); with a short reason if you have one. "
+    "Rate only results that search returned. It teaches mnemolog's ranking; it changes no "
+    "memory.",
+    RateArgs,
+)
 DELETE = ToolSpec(
     "delete_memory",
     "Delete a memory for good",
@@ -215,4 +226,5 @@ TOOLS: tuple[ToolSpec, ...] = (
     GET_PROFILE,
     SET_PROFILE,
     USED,
+    RATE,
 )

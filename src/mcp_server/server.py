@@ -39,7 +39,8 @@ INSTRUCTIONS = (
     "mnemolog is the user's long-term memory. Search it (search_memories) before answering "
     "anything that may depend on what the user said before, and save the durable facts they "
     "state (add_memory), one per call. After using search results, report which ones "
-    "(memory_used). Every call is recorded, and each search can be inspected."
+    "(memory_used), and grade a result that was clearly the answer or clearly wrong "
+    "(rate_result). Every call is recorded, and each search can be inspected."
 )
 
 Ctx = ServerRequestContext[Any]

@@ -22,6 +22,7 @@ from ..views import (
     hit_json,
     outcome_json,
     profile_json,
+    rated_json,
     trace_json,
     version_json,
 )
@@ -33,6 +34,7 @@ from .arguments import (
     IdArgs,
     ListArgs,
     ProfileArgs,
+    RateArgs,
     SearchArgs,
     SetProfileArgs,
     TraceArgs,
@@ -52,6 +54,7 @@ from .catalog import (
     GET_PROFILE,
     INSPECT,
     LIST,
+    RATE,
     RESTORE,
     SEARCH,
     SET_PROFILE,
@@ -97,6 +100,7 @@ class MemoryTools:
             GET_PROFILE.name: self.get_profile,
             SET_PROFILE.name: self.set_profile,
             USED.name: self.used,
+            RATE.name: self.rate,
             DELETE.name: self.delete,
             ERASE_CONTAINER.name: self.erase_container,
             ERASE_DOCUMENT.name: self.erase_document,
@@ -229,6 +233,12 @@ class MemoryTools:
     def used(self, a: UsedArgs, caller: Caller) -> Body:
         used = self._core.usage.used(a.trace_id, caller, "mcp", memory_ids=a.ids)
         return {"traceId": used.trace_id, "used": used.memory_ids, "seq": used.seq}
+
+    def rate(self, a: RateArgs, caller: Caller) -> Body:
+        rated = self._core.usage.feedback(
+            a.trace_id, caller, "mcp", memory_id=a.id, grade=a.grade, reason=a.reason
+        )
+        return rated_json(rated)
 
     def _chain(self, memory_id: str, caller: Caller) -> Body:
         return chain_body(self._core, memory_id, caller)

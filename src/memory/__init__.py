@@ -8,7 +8,7 @@ requests and outcomes they take and give, and the read models' row types they sh
 from ..projections.documents.projection import ChunkRow, DocumentRow
 from ..projections.memories.rows import ChainView, ImportRow, LinkRow, SplitRow, VersionRow
 from ..projections.oversight import QuarantineRow, RollbackRow
-from ..projections.traces import Trace, TurnTrace
+from ..projections.traces import Rating, Trace, TurnTrace
 from ..projections.trust.rows import AgentScore, Carried, SignalRow, TrustParams
 from .agents import Agents, Caller
 from .core import Core
@@ -16,7 +16,7 @@ from .documents import DocumentOutcome, Ingest
 from .lifecycle.chains import Chains
 from .lifecycle.erasure import Erasure, ErasureReceipt
 from .oversight.trust import Trust, scores_at, trust_params
-from .recall.messages import Hit, Origin, RecallRequest, RecallResult
+from .recall.messages import AsRanked, Hit, Origin, RecallRequest, RecallResult
 from .recall.ranking import RANKING
 from .recall.render import (
     MEMORIES_RENDERER,
@@ -29,6 +29,7 @@ from .recall.render import (
     render_profile,
 )
 from .recall.service import Recall
+from .recall.usage import GRADES, MAX_FEEDBACK_REASON, Rated
 from .world import MemoriesAt, World
 from .writing.decision import Writes
 from .writing.keyed import MAX_KEY, Keyed, KeyedWrites, check_key
@@ -36,6 +37,8 @@ from .writing.submitted import WriteOutcome
 from .writing.versions import NewMemory
 
 __all__ = [
+    "GRADES",
+    "MAX_FEEDBACK_REASON",
     "MAX_KEY",
     "MEMORIES_RENDERER",
     "MEMORY_RENDERERS",
@@ -43,6 +46,7 @@ __all__ = [
     "RANKING",
     "AgentScore",
     "Agents",
+    "AsRanked",
     "Caller",
     "Carried",
     "ChainView",
@@ -63,6 +67,8 @@ __all__ = [
     "NewMemory",
     "Origin",
     "QuarantineRow",
+    "Rated",
+    "Rating",
     "Recall",
     "RecallRequest",
     "RecallResult",

@@ -34,7 +34,9 @@ from .portable.exporter import export
 from .portable.format import Export
 from .portable.importer import Importer
 from .reads import Reads
+from .recall.learned import Standing
 from .recall.service import Recall
+from .recall.training import Trainer, Training
 from .recall.turns import Turns
 from .recall.usage import Usage
 from .record import Recorder
@@ -235,7 +237,17 @@ class Core:
             quarantine=self.quarantine,
             trust=self.trust,
         )
-        self.usage = Usage(recorder=self._recorder, reads=self.reads)
+        self.usage = Usage(recorder=self._recorder, reads=self.reads, sealer=sealer)
+        # The learned ranker: trained from feedback in the background, or when asked.
+        self.ranker = models.ranker
+        self.ranking = Trainer(
+            recorder=self._recorder,
+            ranker=models.ranker,
+            standing=Standing(models.trust, models.oversight.set_aside),
+            train_every=settings.ranker_train_every,
+        )
+        self._training = Training(self.ranking)
+        self._training.start()
         self.turns = Turns(recorder=self._recorder, sealer=sealer)
         self.importer = Importer(
             ingest=self.ingest,
@@ -261,6 +273,7 @@ class Core:
         self._recorder.see(min_seq, self._min_seq_wait)
 
     def close(self) -> None:
+        self._training.stop()
         if self._follower is not None:
             self._follower.close()
         self._fresh.close()

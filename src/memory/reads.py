@@ -28,7 +28,7 @@ from ..projections.documents.projection import ChunkRow, DocumentProjection, Doc
 from ..projections.memories.projection import MemoryProjection
 from ..projections.memories.queries import Browse
 from ..projections.memories.rows import ChainView, HistoryRow, LinkRow, SplitRow, VersionRow
-from ..projections.traces import Trace, TraceProjection, TurnTrace
+from ..projections.traces import Rating, Trace, TraceProjection, TurnTrace
 from ..projections.trust.rows import Carried
 from .agents import Caller
 from .oversight.quarantine import Quarantine
@@ -207,6 +207,10 @@ class Reads:
             raise NotFound(f"no trace {trace_id!r}")
         caller.owns(trace.container_tag, f"trace {trace_id!r}")
         return trace
+
+    def ratings(self, trace: Trace) -> list[Rating]:
+        """The grades given to the results of a trace the caller was given (``trace``)."""
+        return self._traces.ratings(trace.recall_id)
 
     def turn(self, turn_id: str, caller: Caller) -> TurnTrace:
         turn = self._traces.turn(turn_id)

@@ -75,6 +75,7 @@ class OversightProjection(SqliteProjection):
     def __init__(self, path: Path) -> None:
         self._held_lock = threading.Lock()
         self._held: frozenset[str] = frozenset()
+        self._set_aside: frozenset[str] = frozenset()
         super().__init__(path)
         self._load()
 
@@ -119,8 +120,19 @@ class OversightProjection(SqliteProjection):
 
     def _load(self) -> None:
         held = frozenset(q.agent_id for q in self.quarantines())
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT DISTINCT agent_id FROM rollbacks WHERE undone_seq IS NULL"
+            ).fetchall()
         with self._held_lock:
             self._held = held
+            self._set_aside = held | frozenset(r[0] for r in rows)
+
+    def set_aside(self) -> frozenset[str]:
+        """The agents quarantined or rolled back (and not undone): whose feedback no longer
+        counts."""
+        with self._held_lock:
+            return self._set_aside
 
     def quarantined(self) -> frozenset[str]:
         """The agents whose memories are hidden now."""

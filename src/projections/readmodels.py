@@ -20,6 +20,7 @@ from .indexes import (
 )
 from .memories.projection import MemoryProjection
 from .oversight import OversightProjection
+from .ranker.projection import RankerProjection
 from .runner import Projection
 from .traces import TraceProjection
 from .trust.projection import TrustProjection
@@ -74,6 +75,7 @@ class ReadModels:
         self.agents = AgentProjection(root / "agents.sqlite3")
         self.trust = TrustProjection(root / "trust.sqlite3", trust)
         self.oversight = OversightProjection(root / "oversight.sqlite3")
+        self.ranker = RankerProjection(root / "ranker.sqlite3")
 
     def in_order(self) -> list[Projection]:
         """What a runner feeds, in the order it must feed them."""
@@ -89,4 +91,5 @@ class ReadModels:
             self.agents,
             self.trust,
             self.oversight,
+            self.ranker,
         ]

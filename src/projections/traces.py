@@ -2,8 +2,10 @@
 
 A trace keeps what the recall event holds: the query (opened with its container's key, so
 erasing a container erases its queries), the embedder, every candidate with its scores and
-ranks, what was served, per-stage latency and the request's parameters. Memory text is never
-copied here: candidates name versions, and /inspect looks them up, showing erased ones as such.
+ranks, what was served, per-stage latency and the request's parameters, and the grades given
+to its served results (``recall.feedback``: never the reason, which stays sealed in the log).
+Memory text is never copied here: candidates name versions, and /inspect looks them up, showing
+erased ones as such.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..eventlog.events import (
     ContextInjected,
     InjectedSource,
     ProxyTurn,
+    RecallFeedback,
     RecallPerformed,
     SubjectErased,
 )
@@ -64,6 +67,17 @@ CREATE TABLE IF NOT EXISTS injections (
     sources TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX IF NOT EXISTS injections_by_turn ON injections(turn_id, seq);
+CREATE TABLE IF NOT EXISTS feedback (
+    seq INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    recall_id TEXT NOT NULL,
+    version_id TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    grade INTEGER NOT NULL,
+    agent_id TEXT NOT NULL,
+    protocol TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS feedback_by_recall ON feedback(recall_id, seq);
 """
 
 _COLUMNS = (
@@ -97,6 +111,18 @@ class Injection(msgspec.Struct, frozen=True, kw_only=True):
     sources: list[InjectedSource] = []  # what the injection said of each version's source
 
 
+class Rating(msgspec.Struct, frozen=True, kw_only=True):
+    """One ``recall.feedback``: a grade given to a served version, and by whom."""
+
+    seq: int
+    at: int
+    version_id: str
+    memory_id: str
+    grade: int
+    agent_id: str
+    protocol: str
+
+
 class TurnTrace(msgspec.Struct, frozen=True, kw_only=True):
     """A proxied turn: its event (without sealed fields), the searchMemory arguments of each
     round (None once erased), its injections and its capture."""
@@ -114,8 +140,16 @@ class TurnTrace(msgspec.Struct, frozen=True, kw_only=True):
 class TraceProjection(SqliteProjection):
     name = "traces"
     schema = SCHEMA
-    schema_version = 2  # 2: injections keep what they said of each version's source
-    folds = (RecallPerformed, ProxyTurn, ContextInjected, CaptureDecided, SubjectErased)
+    # 2: injections keep what they said of each version's source; 3: feedback
+    schema_version = 3
+    folds = (
+        RecallPerformed,
+        ProxyTurn,
+        ContextInjected,
+        CaptureDecided,
+        SubjectErased,
+        RecallFeedback,
+    )
 
     def __init__(self, path: Path, sealer: Sealer) -> None:
         self._sealer = sealer
@@ -138,6 +172,21 @@ class TraceProjection(SqliteProjection):
                     event.renderer,
                     event.sent_digest,
                     msgspec.json.encode(event.sources).decode(),
+                ),
+            )
+        elif isinstance(event, RecallFeedback):
+            record = stored.record
+            self._conn.execute(
+                "INSERT INTO feedback VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.seq,
+                    record.ts,
+                    event.recall_id,
+                    event.version_id,
+                    event.memory_id,
+                    event.grade,
+                    record.actor.agent_id,
+                    record.actor.protocol,
                 ),
             )
         elif isinstance(event, CaptureDecided):
@@ -276,6 +325,27 @@ class TraceProjection(SqliteProjection):
                 record.actor.protocol,
             ),
         )
+
+    def ratings(self, recall_id: str) -> list[Rating]:
+        """The grades given to a recall's results, oldest first."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq, at, version_id, memory_id, grade, agent_id, protocol FROM feedback"
+                " WHERE recall_id = ? ORDER BY seq",
+                (recall_id,),
+            ).fetchall()
+        return [
+            Rating(
+                seq=r[0],
+                at=r[1],
+                version_id=r[2],
+                memory_id=r[3],
+                grade=r[4],
+                agent_id=r[5],
+                protocol=r[6],
+            )
+            for r in rows
+        ]
 
     def get(self, recall_id: str) -> Trace | None:
         rows = self._select("WHERE recall_id = ?", (recall_id,))

@@ -38,6 +38,7 @@ from ..eventlog.subjects import container_subject, document_subject, memory_subj
 from ..memory import (
     MEMORY_RENDERERS,
     RANKING,
+    AsRanked,
     RecallRequest,
     RenderedMemory,
     TrustParams,
@@ -182,6 +183,10 @@ def _check(world: World, stored: StoredRecord, history: _History) -> TraceCheck:
     reranked = bool(params.get("rerank", False))
     if reranked:
         lost += _reranker_missing(str(params.get("reranker")), world.recall.reranker)
+    ranker = params.get("ranker")
+    learned = world.recall.learned
+    if ranker is not None and learned is not None and learned.ranker.model(str(ranker)) is None:
+        lost.append(f"ranked by model {ranker}, which the log does not train again here")
     if lost:
         return msgspec.structs.replace(base, status="unverifiable", reasons=lost)
     assert query is not None
@@ -198,6 +203,11 @@ def _check(world: World, stored: StoredRecord, history: _History) -> TraceCheck:
         rerank=reranked,
         rerank_pool=int(params["rerankPool"] or 0) if reranked else None,
         min_trust=None if params.get("minTrust") is None else float(params["minTrust"] or 0),
+        # The learned stage ranks as it did: with the model the trace names, the same swap.
+        as_ranked=AsRanked(
+            digest=None if params.get("ranker") is None else str(params["ranker"]),
+            explore=None if params.get("explore") is None else int(params["explore"] or 0),
+        ),
     )
     world.sink.drafts.clear()
     try:

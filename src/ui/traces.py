@@ -3,7 +3,9 @@
 A recall shows every candidate with each stage's score and why it was not served; a proxied
 turn shows each injection's text rendered again from the log, marked as reproduced when its
 digest is the one recorded. The check button replays one recall from the log
-(``replay/fidelity.py``) and shows whether the same candidates and scores come out.
+(``replay/fidelity.py``) and shows whether the same candidates and scores come out. Each served
+memory can be rated there (``recall.feedback``), as ``POST /recalls/{traceId}/feedback`` does,
+and the grades given so far are shown beside it.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from ..errors import InvalidInput
 from ..eventlog.scratch import scratch_root
-from ..memory import Core, trust_params
+from ..memory import GRADES, MAX_FEEDBACK_REASON, Core, trust_params
 from ..replay.fidelity import TraceCheck, check_traces
 from ..runtime import Runtime
 from ..views import recent_traces, trace_json, turn_json
 from .forms import read_form
-from .pages import Pages
+from .pages import Pages, see_other
 
 PAGE = 50  # traces a list page shows
 
@@ -50,22 +53,61 @@ def trace_pages(runtime: Runtime, pages: Pages) -> APIRouter:
             older=older,
         )
 
+    def recall_page(
+        request: Request, trace_id: str, check: TraceCheck | None = None, rated: int | None = None
+    ) -> Response:
+        body = trace_json(core, core.reads.trace(trace_id, pages.caller(request)))
+        feedback = body["feedback"]
+        assert isinstance(feedback, list)
+        confirmed = next((f for f in feedback if f["seq"] == rated), None)
+        return pages.render(
+            request,
+            "trace.html",
+            trace=body,
+            check=check,
+            grades=GRADES,
+            max_reason=MAX_FEEDBACK_REASON,
+            rated=confirmed,
+        )
+
     @router.get("/ui/traces/{trace_id}")
-    def trace(request: Request, trace_id: str) -> Response:
-        caller = pages.caller(request)
+    def trace(
+        request: Request,
+        trace_id: str,
+        rated: Annotated[int | None, Query(ge=1, le=2**63 - 1)] = None,
+    ) -> Response:
         if trace_id.startswith("trn_"):
-            body = turn_json(core, core.reads.turn(trace_id, caller))
+            body = turn_json(core, core.reads.turn(trace_id, pages.caller(request)))
             return pages.render(request, "turn.html", turn=body)
-        body = trace_json(core, core.reads.trace(trace_id, caller))
-        return pages.render(request, "trace.html", trace=body, check=None)
+        return recall_page(request, trace_id, rated=rated)
 
     @router.post("/ui/traces/{trace_id}/check")
     async def check(request: Request, trace_id: str) -> Response:
         await read_form(request, pages.sessions)
-        caller = pages.caller(request)
-        body = trace_json(core, core.reads.trace(trace_id, caller))
+        core.reads.trace(trace_id, pages.caller(request))  # out of reach: no replay either
         result = await run_in_threadpool(_check, runtime, trace_id)
-        return pages.render(request, "trace.html", trace=body, check=result)
+        return recall_page(request, trace_id, check=result)
+
+    @router.post("/ui/traces/{trace_id}/feedback")
+    async def feedback(request: Request, trace_id: str) -> Response:
+        form = await read_form(request, pages.sessions)
+        caller = pages.caller(request)
+        grade = form.get("grade", "")
+        if not grade.isdigit():
+            raise InvalidInput(f"choose a grade from 0 to {max(GRADES)}")
+        # A form always sends its text box: left empty, it says no reason.
+        reason = form.get("reason", "").strip() or None
+        rated = await run_in_threadpool(
+            lambda: core.usage.feedback(
+                trace_id,
+                caller,
+                "rest",
+                version_id=form.get("versionId", ""),
+                grade=int(grade),
+                reason=reason,
+            )
+        )
+        return see_other(f"/ui/traces/{trace_id}?rated={rated.seq}")
 
     return router
 

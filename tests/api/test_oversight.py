@@ -5,6 +5,7 @@ the user or an admin key may do either, and a refused call appends nothing."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -351,6 +352,84 @@ def test_an_admin_key_gives_the_users_word_on_what_helped(store: Store) -> None:
     (signal,) = [s for s in signals if s["kind"] == "used" and s["versionId"] == version]
     assert signal["byAgent"] == "boss"
     assert signal["weight"] == pytest.approx(1.5)  # the full weight: the user's own word
+
+
+def test_a_rating_of_a_served_result_is_recorded_with_its_reason_sealed(store: Store) -> None:
+    """``POST /recalls/{id}/feedback`` grades one served result 0 to 3; the reason is sealed
+    under the container's key; every refusal answers the error body and appends nothing, and
+    a trace out of the key's reach is answered as one that does not exist."""
+    tag = "ada-rated"
+    reason = "it names the locker by its number"
+    with store.client("helper") as helper:
+        write(
+            helper,
+            {"content": "Ada's gym locker is number 31"},
+            {"content": "Ada plays chess on Thursday evenings"},
+            tag=tag,
+        )
+    with store.client("boss") as boss, store.client("scoped") as scoped:
+        found = boss.post("/search", json={"q": "Ada locker", "containerTag": tag, "limit": 1})
+        trace_id = found.json()["traceId"]
+        version = found.json()["results"][0]["versionId"]
+        candidates = boss.get(f"/inspect/{trace_id}").json()["candidates"]
+        (unserved,) = [c["versionId"] for c in candidates if not c["served"]]
+        path = f"/recalls/{trace_id}/feedback"
+        before = store.head()
+        for bad in (
+            {"versionId": unserved, "grade": 2},  # a candidate, but not served
+            {"versionId": "ver_not_served", "grade": 2},
+            {"versionId": version, "grade": 4},
+            {"versionId": version, "grade": -1},
+            {"versionId": version, "grade": True},
+            {"versionId": version, "grade": 2.5},
+            {"versionId": version, "grade": "2"},
+            {"versionId": version},
+            {"grade": 2},
+            {"versionId": version, "grade": 2, "reason": ""},
+            {"versionId": version, "grade": 2, "reason": "x" * 1001},
+            {"versionId": version, "grade": 2, "colour": "red"},
+        ):
+            response = boss.post(path, json=bad)
+            assert response.status_code == 400, (bad, response.text)
+            assert response.json()["error"]["code"] == "invalid_input", bad
+        refused = boss.post(path, json={"versionId": unserved, "grade": 2}).json()["error"]
+        assert f"did not serve version {unserved!r}" in refused["message"]
+        assert "grade" in boss.post(path, json={"versionId": version, "grade": 4}).text
+        missing = boss.post(
+            "/recalls/trc_missing/feedback", json={"versionId": version, "grade": 2}
+        )
+        assert missing.status_code == 404
+        assert missing.json()["error"] == {"code": "not_found", "message": "no trace 'trc_missing'"}
+        # The scoped key reaches only TAG: the trace is answered as unknown, not forbidden.
+        hidden = scoped.post(path, json={"versionId": version, "grade": 2})
+        assert hidden.status_code == 404
+        assert hidden.json()["error"] == {"code": "not_found", "message": f"no trace {trace_id!r}"}
+        assert store.head() == before
+
+        rated = boss.post(path, json={"versionId": version, "grade": 3, "reason": reason})
+        assert rated.status_code == 200, rated.text
+        body = rated.json()
+        memory_id = found.json()["results"][0]["id"]
+        assert body == {
+            "traceId": trace_id,
+            "versionId": version,
+            "memoryId": memory_id,
+            "grade": 3,
+            "seq": before + 1,
+        }
+        assert store.head() == before + 1
+        lines = boss.get("/log/export", params={"from": body["seq"], "to": body["seq"]}).text
+        (line,) = [json.loads(x) for x in lines.splitlines() if '"record"' in x]
+        stored = json.loads(line["record"])
+        assert stored["event"]["type"] == "recall.feedback" and stored["event"]["grade"] == 3
+        assert stored["event"]["reason"]["alg"] == "aes-256-gcm"
+        assert reason not in line["record"]
+        assert stored["actor"] == {"agent_id": "boss", "protocol": "rest"}
+        trace = boss.get(f"/inspect/{trace_id}").json()
+    (given,) = trace["feedback"]
+    assert given["versionId"] == version and given["grade"] == 3
+    assert (given["agentId"], given["seq"]) == ("boss", body["seq"])
+    assert "reason" not in given
 
 
 def test_a_quarantined_writers_profile_is_not_served_the_one_before_it_is(store: Store) -> None:

@@ -19,6 +19,7 @@ from mnemolog.client import (
     Client,
     DocumentHit,
     MemoryHit,
+    RecallFeedback,
     RecallTrace,
     status_of,
 )
@@ -85,6 +86,31 @@ def test_search_finds_a_memory_and_its_trace_is_inspected(client: Client) -> Non
     assert any(c.version_id == written.version_id and c.served for c in trace.candidates)
     used = client.recall_used(found.trace_id, [written.version_id])
     assert used.memory_ids == [written.id] and used.seq > 0
+
+
+def test_a_served_result_is_rated_and_a_bad_rating_raises(client: Client) -> None:
+    written = client.add("The boiler is serviced every October", "rated").memories[0]
+    found = client.search("when is the boiler serviced", "rated")
+    rated = client.recall_feedback(found.trace_id, written.version_id, 3, reason="the month")
+    assert isinstance(rated, RecallFeedback)
+    assert (rated.trace_id, rated.version_id, rated.memory_id, rated.grade) == (
+        found.trace_id,
+        written.version_id,
+        written.id,
+        3,
+    )
+    trace = client.inspect(found.trace_id)
+    assert isinstance(trace, RecallTrace)
+    assert [(r.version_id, r.grade, r.seq) for r in trace.feedback] == [
+        (written.version_id, 3, rated.seq)
+    ]
+    with pytest.raises(errors.InvalidInput) as out_of_range:
+        client.recall_feedback(found.trace_id, written.version_id, 4)
+    assert status_of(out_of_range.value) == 400
+    with pytest.raises(errors.InvalidInput, match="did not serve"):
+        client.recall_feedback(found.trace_id, "ver_nope", 1)
+    with pytest.raises(errors.NotFound):
+        client.recall_feedback("trc_nope", written.version_id, 1)
 
 
 def test_list_pages_and_iter_memories_reads_every_page(client: Client) -> None:
@@ -232,6 +258,8 @@ def test_async_client_round_trip(base_url: str) -> None:
             top = found.results[0]
             assert isinstance(top, MemoryHit) and top.id == memory_id
             assert isinstance(await c.inspect(found.trace_id), RecallTrace)
+            rated = await c.recall_feedback(found.trace_id, top.version_id, 2)
+            assert (rated.memory_id, rated.grade) == (memory_id, 2)
             edited = await c.update(memory_id, "Lena runs every Saturday morning")
             assert edited.latest_version == 2
             assert (await c.forget(memory_id, "moved")).forgotten

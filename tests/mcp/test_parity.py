@@ -104,6 +104,8 @@ FIELDS = [
     (mcp.SearchArgs, "limit", rest.Search, "limit"),
     (mcp.SetProfileArgs, "static", rest.PutProfile, "static"),
     (mcp.SetProfileArgs, "dynamic", rest.PutProfile, "dynamic"),
+    (mcp.RateArgs, "grade", rest.RateResult, "grade"),
+    (mcp.RateArgs, "reason", rest.RateResult, "reason"),
 ]
 BOUNDS = ("type", "minLength", "maxLength", "minimum", "maximum", "maxItems", "items")
 

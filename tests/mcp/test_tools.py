@@ -11,6 +11,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mnemolog.clock import iso
+from mnemolog.eventlog.events import RecallFeedback
 
 from .conftest import Served, ok, refused, serve, session
 
@@ -56,6 +57,7 @@ def test_the_tools_are_listed_with_schemas_and_hints(served: Served) -> None:
         "get_profile",
         "set_profile",
         "memory_used",
+        "rate_result",
     }  # no delete_memory unless the setting offers it
     read_only = {n for n, t in tools.items() if t.annotations and t.annotations.read_only_hint}
     assert read_only == {
@@ -155,6 +157,41 @@ def test_inspect_a_search_and_report_what_was_used(served: Served) -> None:
     assert refuse(served, "inspect_trace", traceId="trc_nope")["code"] == "not_found"
 
 
+def test_rate_a_served_result(served: Served) -> None:
+    made = add(served, "Kai's violin teacher is called Mira")
+    other = add(served, "Kai takes the number 7 bus")["id"]
+    found = call(served, "search_memories", query="Kai violin teacher", containerTag=TAG, limit=1)
+    assert found["results"][0]["id"] == made["id"]
+    trace_id = found["traceId"]
+    rated = call(
+        served, "rate_result", traceId=trace_id, id=made["id"], grade=3, reason="names her"
+    )
+    assert rated == {
+        "traceId": trace_id,
+        "versionId": made["versionId"],
+        "memoryId": made["id"],
+        "grade": 3,
+        "seq": rated["seq"],
+    }
+    (stored,) = served.runtime.log.read(rated["seq"], limit=1)
+    event = stored.record.event
+    assert isinstance(event, RecallFeedback) and event.reason is not None
+    assert (event.recall_id, event.version_id, event.grade) == (trace_id, made["versionId"], 3)
+    assert served.runtime.sealer.open_text(event.reason) == "names her"
+    assert stored.record.actor.protocol == "mcp"
+    (given,) = call(served, "inspect_trace", traceId=trace_id)["feedback"]
+    assert (given["memoryId"], given["grade"], given["protocol"]) == (made["id"], 3, "mcp")
+    unserved = refuse(served, "rate_result", traceId=trace_id, id=other, grade=1)
+    assert unserved["code"] == "invalid_input" and repr(other) in unserved["message"]
+    for grade in (4, -1, True, "2"):
+        bad = refuse(served, "rate_result", traceId=trace_id, id=made["id"], grade=grade)
+        assert bad["code"] == "invalid_input", grade
+    empty = refuse(served, "rate_result", traceId=trace_id, id=made["id"], grade=2, reason="")
+    assert empty["code"] == "invalid_input"
+    missing = refuse(served, "rate_result", traceId="trc_nope", id=made["id"], grade=2)
+    assert missing["code"] == "not_found"
+
+
 def test_profile_get_and_set(served: Served) -> None:
     empty = call(served, "get_profile", containerTag="profiled")
     assert empty == {"containerTag": "profiled", "static": [], "dynamic": [], "updatedAt": None}
@@ -218,6 +255,7 @@ def test_each_call_is_an_event_with_protocol_mcp(served: Served) -> None:
         await ok(client, "update_memory", id=made["id"], content="Zoe drinks jasmine tea")
         found = await ok(client, "search_memories", query="what does Zoe drink", containerTag=TAG)
         await ok(client, "memory_used", traceId=found["traceId"], ids=[made["id"]])
+        await ok(client, "rate_result", traceId=found["traceId"], id=made["id"], grade=2)
         await ok(client, "forget_memory", id=made["id"], reason="test")
         await ok(client, "restore_memory", id=made["id"])
         await ok(client, "set_profile", containerTag=TAG, dynamic=["Testing MCP"])
@@ -230,6 +268,7 @@ def test_each_call_is_an_event_with_protocol_mcp(served: Served) -> None:
         "memory.edited",
         "recall.performed",
         "recall.used",
+        "recall.feedback",
         "chain.forgotten",
         "chain.restored",
         "profile.updated",

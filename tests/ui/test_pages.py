@@ -9,6 +9,7 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from ..servers import settled_head
 from .conftest import Seeded, shot, write
 
 pytestmark = pytest.mark.slow
@@ -127,6 +128,43 @@ def test_a_trace_is_checked_against_the_log(page: Page, open_store: Seeded) -> N
     page.get_by_role("button", name=re.compile("Check")).click()
     expect(page.get_by_role("status")).to_contain_text("exact")
     shot(page, "trace-checked")
+
+
+def test_a_served_result_is_rated_beside_its_scores(page: Page, open_store: Seeded) -> None:
+    with open_store.client() as client:
+        found = client.post(
+            "/search", json={"q": "which city is Alice in", "containerTag": "home", "limit": 1}
+        ).json()
+        trace_id = found["traceId"]
+        before = settled_head(client)
+    page.goto(f"/ui/traces/{trace_id}")
+    # Only a served result can be judged against the query: the others offer no form.
+    expect(page.locator("table.candidates tbody tr.not-served form")).to_have_count(0)
+    row = page.locator("table.candidates tbody tr").filter(has_text="Alice lives in Porto")
+    expect(row.get_by_label("Grade").locator("option")).to_have_text(
+        ["grade…", "0 irrelevant", "1 related", "2 useful", "3 answer"]
+    )
+    row.get_by_label("Grade").select_option("3")
+    row.get_by_label("Reason").fill("it names the city by the river")
+    row.get_by_role("button", name="Rate").click()
+    expect(page).to_have_url(re.compile(rf"/ui/traces/{trace_id}\?rated=\d+$"))
+    expect(page.get_by_role("status")).to_contain_text("3 answer")
+    expect(row.locator(".badge.grade")).to_have_text(["3 answer · local"])
+    shot(page, "trace-rated")
+    with open_store.client() as client:
+        assert settled_head(client) == before + 1
+        (given,) = client.get(f"/inspect/{trace_id}").json()["feedback"]
+        exported = client.get("/log/export", params={"from": before + 1}).text
+    assert (given["versionId"], given["grade"]) == (found["results"][0]["versionId"], 3)
+    assert (given["agentId"], given["protocol"]) == ("local", "rest")
+    assert '"type":"recall.feedback"' in exported and "by the river" not in exported
+    # A form without this session's token is refused, and appends nothing.
+    forged = page.request.post(
+        f"/ui/traces/{trace_id}/feedback", form={"versionId": given["versionId"], "grade": "0"}
+    )
+    assert forged.status == 403
+    with open_store.client() as client:
+        assert settled_head(client) == before + 1
 
 
 def test_as_of_an_instant_and_between_two(page: Page, open_store: Seeded) -> None:

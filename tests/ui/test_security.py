@@ -107,8 +107,14 @@ def test_a_scoped_key_sees_nothing_of_another_container(
         f"/ui/memories/{keyed_store.ids['porto']}/forget", form={"csrf": csrf or "", "reason": "x"}
     )
     assert refused.status == 404
+    home = keyed_store.traces["home"]
+    rated = page.request.post(
+        f"/ui/traces/{home}/feedback", form={"csrf": csrf or "", "versionId": "v", "grade": "3"}
+    )
+    assert rated.status == 404  # as if the trace did not exist
     with keyed_store.client("admin") as admin:
         assert admin.get(f"/memories/{keyed_store.ids['porto']}").json()["forgotten"] is False
+        assert admin.get(f"/inspect/{home}").json()["feedback"] == []
 
 
 def test_no_page_reaches_another_host_and_each_sends_its_policy(

@@ -49,11 +49,13 @@ from .memory import (
     WriteKeyed,
 )
 from .portability import DocumentImported, ImportedChain, ImportOrigin, MemoryImported
+from .ranker import RankerPromoted, RankerRolledBack, RankerTrained
 from .recall import (
     Candidate,
     ContextInjected,
     InjectedSource,
     MemoryCaptured,
+    RecallFeedback,
     RecallPerformed,
     RecallUsed,
 )
@@ -113,6 +115,10 @@ __all__ = [
     "Protocol",
     "ProxyRound",
     "ProxyTurn",
+    "RankerPromoted",
+    "RankerRolledBack",
+    "RankerTrained",
+    "RecallFeedback",
     "RecallPerformed",
     "RecallUsed",
     "ReembedCompleted",
@@ -172,6 +178,10 @@ AnyEvent: TypeAlias = (
     | DocumentImported
     | RecallUsed
     | WriteKeyed
+    | RecallFeedback
+    | RankerTrained
+    | RankerPromoted
+    | RankerRolledBack
 )
 
 # Every event class, read off the union so the list is written once.

@@ -1,5 +1,5 @@
 """Events of a recall: what was searched and served, what was injected into a prompt, what
-helped, what was captured."""
+helped and how much, what was captured."""
 
 from __future__ import annotations
 
@@ -27,6 +27,10 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     rerank_score: float | None = None
     rerank_rank: int | None = None
     below_trust: bool = False  # left out by the request's minTrust
+    # The learned ranker's inputs (``projections/ranker/features.py``, in its FEATURES order)
+    # for the candidates it reordered, and its score of each; None where it did not run.
+    features: list[float] | None = None
+    ranker_score: float | None = None
 
 
 class RecallPerformed(Event, frozen=True, kw_only=True, tag="recall.performed"):
@@ -75,6 +79,19 @@ class RecallUsed(Event, frozen=True, kw_only=True, tag="recall.used"):
     container_tag: str | None = None
     memory_ids: list[str] = []
     version_ids: list[str] = []  # the served versions of those memories, in the same order
+
+
+class RecallFeedback(Event, frozen=True, kw_only=True, tag="recall.feedback"):
+    """An explicit rating of one served result; the ranker learns from it. ``grade`` is on the
+    scale of ``memory/recall/usage.py`` (0 irrelevant to 3 the answer); the reason may be the
+    user's own words, so it is sealed under the container's key, as the query is."""
+
+    recall_id: str
+    container_tag: str | None = None
+    version_id: str
+    memory_id: str
+    grade: int
+    reason: Sealed | None = None
 
 
 class MemoryCaptured(Event, frozen=True, kw_only=True, tag="memory.captured"):

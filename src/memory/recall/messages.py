@@ -10,10 +10,26 @@ from ...projections.documents.projection import ChunkRow
 from ...projections.memories.rows import VersionRow
 from ...projections.trust.rows import Carried
 
-__all__ = ["Hit", "Mode", "Origin", "RecallRequest", "RecallResult", "chunk_trace_id"]
+__all__ = [
+    "AsRanked",
+    "Hit",
+    "Mode",
+    "Origin",
+    "RecallRequest",
+    "RecallResult",
+    "chunk_trace_id",
+]
 
 Origin = Literal["rest", "proxy", "mcp", "capture", "import"]
 Mode = Literal["memories", "documents", "hybrid"]
+
+
+class AsRanked(msgspec.Struct, frozen=True, kw_only=True):
+    """How a recorded recall's learned stage ranked, for a replay to rank it the same way:
+    the model it used (None: none) and the position it swapped with the next (None: none)."""
+
+    digest: str | None
+    explore: int | None
 
 
 class RecallRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -34,6 +50,10 @@ class RecallRequest(msgspec.Struct, frozen=True, kw_only=True):
     rerank_pool: int | None = None
     # Serve only memories whose carried trust (the least of their sources') is at least this.
     min_trust: float | None = None
+    # The learned stage (``learned.py``): off, it serves the order without it and explores
+    # nothing; ``as_ranked`` makes it rank as a recorded recall did.
+    learned: bool = True
+    as_ranked: AsRanked | None = None
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):

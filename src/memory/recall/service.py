@@ -34,12 +34,14 @@ from ...projections.fulltext.index import FullTextIndex
 from ...projections.indexes import FullTextProjection, VectorProjection
 from ...projections.memories.projection import MemoryProjection
 from ...projections.memories.rows import VersionRow
+from ...projections.ranker.features import head_pool
 from ...projections.readmodels import ReadModels
 from ...projections.trust.projection import TrustProjection
 from ...projections.trust.rows import Carried
 from ...projections.vectors.exact import unit
 from ..record import Recorder
 from ..writing.calibration import thresholds_for
+from .learned import Learned, LearnedStage, Standing, with_learned
 from .messages import Hit, Origin, RecallRequest, RecallResult, chunk_trace_id
 from .ranking import (
     POOL,
@@ -65,6 +67,7 @@ class _Ranked(msgspec.Struct, kw_only=True):
 
     candidates: list[Candidate]
     hits: list[Hit]
+    learned: Learned | None = None
 
 
 class _Stopwatch:
@@ -123,8 +126,10 @@ class Recall:
         trust: TrustProjection | None = None,
         hidden: Callable[[str | None], AbstractSet[int]] | None = None,
         hidden_chunks: Callable[[str | None], AbstractSet[int]] | None = None,
+        learned: LearnedStage | None = None,
     ) -> None:
         self._trust = trust
+        self.learned = learned
         # Given by the shell that owns the model (``runtime.py``, a replay): the domain neither
         # finds nor loads it.
         self.reranker = reranker
@@ -179,6 +184,9 @@ class Recall:
             rerank_pool=rerank_pool,
             hidden=hidden,
             hidden_chunks=hidden_chunks,
+            learned=LearnedStage(
+                models.ranker, models.trust, Standing(models.trust, models.oversight.set_aside)
+            ),
         )
 
     def search(
@@ -200,8 +208,11 @@ class Recall:
         lap("embed")
         families: list[_Ranked] = []
         judge = None if reranker is None else _Judge(reranker, request.q, pool, watch)
+        recall_id = f"trc_{uuid.uuid4().hex}"
         if request.mode in ("memories", "hybrid"):
-            families.append(self._memories_ranked(request, query, lap, judge))
+            families.append(
+                self._memories_ranked(request, query, lap, judge, recall_id, actor.agent_id)
+            )
         if request.mode in ("documents", "hybrid"):
             families.append(self._documents_ranked(request, query, lap, judge))
         hits = interleave([f.hits for f in families], lambda hit: hit.score)[: request.limit]
@@ -212,7 +223,7 @@ class Recall:
             for family in families
             for c in family.candidates
         ]
-        recall_id = f"trc_{uuid.uuid4().hex}"
+        learned = families[0].learned if request.mode != "documents" else None
         event = RecallPerformed(
             recall_id=recall_id,
             origin=origin,
@@ -246,6 +257,8 @@ class Recall:
                     if reranker is not None
                     else {}
                 ),
+                **({"ranker": learned.digest} if learned and learned.digest else {}),
+                **({"explore": learned.explore} if learned and learned.explore else {}),
             },
         )
         drafts = [Draft(actor, event)]
@@ -281,6 +294,8 @@ class Recall:
         query: npt.NDArray[np.float32],
         lap: Callable[[str], None],
         judge: _Judge | None,
+        recall_id: str,
+        agent: str,
     ) -> _Ranked:
         allowed, scope = _unhidden(*self._allowed(request), self.hidden, request.container_tag)
         by_vector, by_text = _candidates(
@@ -339,6 +354,26 @@ class Recall:
             order = linked_newer_first(
                 order, links, request.limit, _asks_of_older(request.q, linked)
             )
+        candidates = {
+            f.label: _marked(f.candidate(stamps[f.label][0], reranked), f.label in distrusted)
+            for f in fused
+        }
+        learned = None
+        if self.learned is not None and request.learned and request.container_tag is not None:
+            learned = self.learned.apply(
+                order=order,
+                candidates=candidates,
+                observed=observed,
+                reference=reference,
+                container_tag=request.container_tag,
+                agent=agent,
+                recall_id=recall_id,
+                limit=request.limit,
+                pool=head_pool(candidates.values()),
+                as_ranked=request.as_ranked,
+            )
+            order = learned.order
+            lap("learned")
         served = order[: request.limit]
         by_label = {f.label: f for f in fused}
         rows = self._memories.by_row_ids(served)
@@ -347,9 +382,13 @@ class Recall:
         for newer, older in links:
             newer_of.setdefault(older, []).append(newer)
         ids = {r: row.memory_id for r, row in linked.items()}
+        on_show = set(served)
         return _Ranked(
+            learned=learned,
             candidates=[
-                _marked(f.candidate(stamps[f.label][0], reranked), f.label in distrusted)
+                candidates[f.label]
+                if learned is None
+                else with_learned(candidates[f.label], f.label, learned, f.label in on_show)
                 for f in fused
             ],
             hits=[

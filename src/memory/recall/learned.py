@@ -1,0 +1,168 @@
+"""The learned stage of recall: the served order's head reordered by the ranker model a
+container's feedback trained, and a small logged exploration.
+
+It runs last, on the order every other rule produced (fusion, floor, trust, forgotten and
+superseded filters, rerank, diversity, recency, links), and only reorders the first ``HEAD``
+of it: it never adds or hides a memory. Its inputs are logged with the recall (each served
+candidate's features, each scored candidate's score, the model's digest, the swap), so a replay
+ranks the trace again exactly and the ranker's examples are what was served.
+
+Exploration: in ``EXPLORE`` of the recalls of an agent that has told which results it used in
+this container, one adjacent pair of the top five trades places, chosen from the recall id (so
+a replay makes the same choice). The swaps are what the examination propensities are estimated
+from (``projections/ranker/propensity.py``); an agent that never gives feedback is never
+explored on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+import msgspec
+
+from ...eventlog.events import Candidate
+from ...projections.ranker.features import HEAD, candidate_features
+from ...projections.ranker.model import Model
+from ...projections.ranker.projection import RankerProjection
+from ...projections.ranker.propensity import EXPLORED
+from ...projections.ranker.propensity import NONE as NO_CORRECTION
+from ...projections.trust.projection import TrustProjection
+from .messages import AsRanked
+
+EXPLORE = 0.05  # the share of an agent's recalls explored, once it gives feedback
+# Whose feedback a history counts: an agent under this trust, quarantined or rolled back
+# counts for nothing (``Standing``).
+TRUST_FLOOR = 0.5
+
+
+class Learned(msgspec.Struct, kw_only=True):
+    order: list[int]
+    features: dict[int, list[float]]  # label -> its features (the head's)
+    scores: dict[int, float]  # label -> the model's score (the head's, with a model)
+    digest: str | None
+    explore: int | None
+
+
+class Standing:
+    """The weight of an agent's feedback now: its trust, or 0 when under ``TRUST_FLOOR``,
+    quarantined or rolled back."""
+
+    def __init__(self, trust: TrustProjection | None, held: Callable[[], frozenset[str]]) -> None:
+        self._trust = trust
+        self._held = held
+
+    def __call__(self, agent: str) -> float:
+        if agent in self._held():
+            return 0.0
+        value = 1.0 if self._trust is None else self._trust.trust_of(agent)
+        return value if value >= TRUST_FLOOR else 0.0
+
+
+class LearnedStage:
+    def __init__(
+        self,
+        ranker: RankerProjection,
+        trust: TrustProjection | None,
+        standing: Callable[[str], float],
+    ) -> None:
+        self.ranker = ranker
+        self._trust = trust
+        self._standing = standing
+
+    def apply(
+        self,
+        *,
+        order: list[int],
+        candidates: dict[int, Candidate],
+        observed: dict[int, int],
+        reference: int,
+        container_tag: str | None,
+        agent: str,
+        recall_id: str,
+        limit: int,
+        pool: frozenset[str],
+        as_ranked: AsRanked | None,
+    ) -> Learned:
+        """``order`` with its head reordered by the serving model (or ``as_ranked``'s), then
+        perhaps one adjacent pair of the served top five swapped."""
+        head = order[: max(HEAD, limit)]
+        rows = [candidates[label] for label in head]
+        counts: dict[str, bool] = {}
+
+        def counted(giver: str) -> bool:
+            if giver not in counts:
+                counts[giver] = self._standing(giver) > 0.0
+            return counts[giver]
+
+        version_ids = [c.version_id for c in rows]
+        histories = self.ranker.histories(version_ids, counted)
+        carried = self._trust.carried(version_ids) if self._trust is not None else {}
+        prior = self._trust.params.prior_mean if self._trust is not None else 1.0
+        trust = [c.trust if (c := carried.get(v)) is not None else prior for v in version_ids]
+        model = self._model(container_tag, as_ranked)
+        # Uses are weighed by the examination propensity the model was trained with.
+        propensity = NO_CORRECTION if model is None else self.ranker.propensity_of(model.digest)
+        x = candidate_features(
+            rows,
+            histories,
+            [observed.get(label) for label in head],
+            trust,
+            reference,
+            pool,
+            propensity.of,
+        )
+        reordered = list(order)
+        scores: dict[int, float] = {}
+        if model is not None:
+            values = model.score(x)
+            scores = {label: round(float(v), 9) for label, v in zip(head, values, strict=True)}
+            ranked = sorted(range(len(head)), key=lambda i: (-values[i], i))
+            reordered = [head[i] for i in ranked] + order[len(head) :]
+        explore = self._explore(agent, container_tag, recall_id, limit, as_ranked)
+        if explore is not None:
+            k = explore - 1
+            reordered[k], reordered[k + 1] = reordered[k + 1], reordered[k]
+        return Learned(
+            order=reordered,
+            features={label: [round(float(v), 9) for v in x[i]] for i, label in enumerate(head)},
+            scores=scores,
+            digest=None if model is None else model.digest,
+            explore=explore,
+        )
+
+    def _model(self, container_tag: str | None, as_ranked: AsRanked | None) -> Model | None:
+        if as_ranked is not None:
+            return None if as_ranked.digest is None else self.ranker.model(as_ranked.digest)
+        return self.ranker.serving(container_tag)
+
+    def _explore(
+        self,
+        agent: str,
+        container_tag: str | None,
+        recall_id: str,
+        limit: int,
+        as_ranked: AsRanked | None,
+    ) -> int | None:
+        if as_ranked is not None:
+            return as_ranked.explore
+        if (
+            container_tag is None
+            or limit < 2
+            or not self.ranker.gives_feedback(agent, container_tag)
+        ):
+            return None
+        draw = int.from_bytes(hashlib.sha256(recall_id.encode()).digest()[:8], "big")
+        if (draw % 1_000_000) / 1_000_000 >= EXPLORE:
+            return None
+        return 1 + (draw // 1_000_000) % (min(EXPLORED, limit) - 1)
+
+
+def with_learned(candidate: Candidate, label: int, learned: Learned, served: bool) -> Candidate:
+    """A candidate with what the learned stage logged of it: the features of a served one,
+    the score of a scored one."""
+    features = learned.features.get(label) if served else None
+    score = learned.scores.get(label)
+    if features is None and score is None:
+        return candidate
+    return msgspec.structs.replace(candidate, features=features, ranker_score=score)

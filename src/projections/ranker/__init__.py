@@ -1,0 +1,1 @@
+"""The learned ranker: training examples folded from feedback, the model, propensities."""

@@ -1,0 +1,597 @@
+"""The learned ranker's read model (``ranker.sqlite3``): what recalls served and the feedback
+on them, each memory's record in earlier recalls, and the models trained, promoted and rolled
+back.
+
+A recall that logged features for what it served (``Candidate.features``) becomes an example;
+``recall.used`` and ``recall.feedback`` label it. Only the first word of an agent on a recall
+(its first use event, its first grade of each result) counts, and at most
+``FEEDBACK_PER_HOUR`` feedback events of an agent in a container per clock hour: more is
+recorded, not counted. Which agents' feedback counts at all (trust, quarantine, rollback) is
+decided where it is read (``standing``), so that a quarantine removes an agent's feedback from
+the next recall and the next model without refolding.
+
+A ``ranker.trained`` event names a model by digest only. Folding it trains the model again
+from this projection's own examples up to the event's ``through_seq`` (or takes the model the
+trainer just handed over, which was trained from the same rows) and records whether the digest
+came out the same: a model that does not reproduce is never served.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import msgspec
+import numpy as np
+
+from ...eventlog import StoredRecord
+from ...eventlog.events import (
+    RankerPromoted,
+    RankerRolledBack,
+    RankerTrained,
+    RecallFeedback,
+    RecallPerformed,
+    RecallUsed,
+)
+from ..sqlite import SqliteProjection
+from .examples import Example, counted_only, pairs_of
+from .features import FEATURES, History, head_pool
+from .model import Model, train
+from .propensity import NONE, Propensity
+
+FEEDBACK_PER_HOUR = 600  # per agent and container: beyond it, feedback is not counted
+_HOUR_NS = 3_600 * 1_000_000_000
+GLOBAL = ""  # the container key of the global model
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS shown (
+    recall_id TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    container_tag TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    versions TEXT NOT NULL,
+    base TEXT NOT NULL,
+    pool TEXT NOT NULL,
+    features BLOB NOT NULL,
+    ranker TEXT
+);
+CREATE INDEX IF NOT EXISTS shown_by_container ON shown(container_tag, seq);
+CREATE TABLE IF NOT EXISTS feedback (
+    seq INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    recall_id TEXT NOT NULL,
+    container_tag TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    items TEXT NOT NULL,
+    grade INTEGER,
+    counted INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS feedback_by_recall ON feedback(recall_id, seq);
+CREATE TABLE IF NOT EXISTS models (
+    digest TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    container_tag TEXT NOT NULL,
+    body TEXT NOT NULL,
+    trained TEXT NOT NULL,
+    reproduced INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS serving (
+    container_tag TEXT PRIMARY KEY,
+    digest TEXT NOT NULL,
+    seq INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS decisions (
+    seq INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    container_tag TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    other TEXT,
+    body TEXT NOT NULL
+);
+"""
+
+
+class ModelRow(msgspec.Struct, frozen=True, kw_only=True):
+    model: Model
+    trained: RankerTrained
+    seq: int
+    at: int
+    reproduced: bool
+
+
+class Decision(msgspec.Struct, frozen=True, kw_only=True):
+    seq: int
+    at: int
+    kind: str  # trained, promoted, rolled_back
+    container_tag: str | None
+    digest: str
+    other: str | None  # promoted: the one replaced; rolled back: the one restored
+    body: dict[str, object]
+
+
+class RankerProjection(SqliteProjection):
+    name = "ranker"
+    schema = SCHEMA
+    folds = (
+        RecallPerformed,
+        RecallUsed,
+        RecallFeedback,
+        RankerTrained,
+        RankerPromoted,
+        RankerRolledBack,
+    )
+
+    def __init__(self, path: Path) -> None:
+        self._state_lock = threading.Lock()
+        # version id -> agent -> its record; read by every recall, so kept in memory
+        self._histories: dict[str, dict[str, History]] = {}
+        self._serving: dict[str, Model] = {}
+        self._hours: dict[tuple[str, str, int], int] = {}
+        self._givers: set[tuple[str, str]] = set()  # (agent, container) that gave feedback
+        self._pending: list[Callable[[], None]] = []
+        self._fresh: dict[str, Model] = {}  # handed over by the trainer, by digest
+        self._propensities: dict[str, Propensity] = {}  # by model digest
+        super().__init__(path)
+        self._load()
+
+    # --- folding ---------------------------------------------------------------------------
+
+    def _fold(self, stored: StoredRecord) -> bool:
+        record = stored.record
+        event = record.event
+        if isinstance(event, RecallPerformed):
+            self._fold_recall(stored, event)
+        elif isinstance(event, RecallUsed):
+            self._fold_feedback(stored, event.recall_id, "used", event.version_ids, None)
+        elif isinstance(event, RecallFeedback):
+            self._fold_feedback(stored, event.recall_id, "grade", [event.version_id], event.grade)
+        elif isinstance(event, RankerTrained):
+            self._fold_trained(stored, event)
+        elif isinstance(event, RankerPromoted):
+            self._decide(stored, "promoted", event.container_tag, event.digest, event.replaced)
+            self._serve(event.container_tag, event.digest, record.seq)
+        elif isinstance(event, RankerRolledBack):
+            self._decide(stored, "rolled_back", event.container_tag, event.digest, event.restored)
+            self._serve(event.container_tag, event.restored, record.seq)
+        return False
+
+    def _fold_recall(self, stored: StoredRecord, event: RecallPerformed) -> None:
+        by_id = {c.version_id: c for c in event.candidates}
+        served = [by_id[v] for v in event.served if v in by_id]
+        if not served or event.container_tag is None or any(c.features is None for c in served):
+            return  # no features logged: documents, or a recall made before the ranker
+        base = list(range(1, len(served) + 1))
+        explored = event.params.get("explore")
+        if isinstance(explored, int) and 1 <= explored < len(served):
+            base[explored - 1], base[explored] = explored + 1, explored
+        features = np.asarray([c.features for c in served], dtype=np.float64)
+        self._conn.execute(
+            "INSERT OR IGNORE INTO shown VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                event.recall_id,
+                stored.seq,
+                stored.record.ts,
+                event.container_tag,
+                stored.record.actor.agent_id,
+                json.dumps([c.version_id for c in served]),
+                json.dumps(base),
+                json.dumps(sorted(head_pool(event.candidates))),
+                features.tobytes(),
+                event.params.get("ranker"),
+            ),
+        )
+
+    def _fold_feedback(
+        self,
+        stored: StoredRecord,
+        recall_id: str,
+        kind: str,
+        version_ids: Sequence[str],
+        grade: int | None,
+    ) -> None:
+        row = self._conn.execute(
+            "SELECT container_tag, versions, pool FROM shown WHERE recall_id = ?", (recall_id,)
+        ).fetchone()
+        if row is None:
+            return  # a recall with no logged features: nothing to learn from it
+        container, versions, pool = row[0], json.loads(row[1]), frozenset(json.loads(row[2]))
+        record = stored.record
+        agent = record.actor.agent_id
+        index = {v: i for i, v in enumerate(versions)}
+        items = [index[v] for v in version_ids if v in index]
+        counted = self._first_word(recall_id, agent, kind, items) and self._within_rate(
+            agent, container, record.ts
+        )
+        self._conn.execute(
+            "INSERT INTO feedback VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (record.seq, record.ts, recall_id, container, agent, kind, json.dumps(items), grade,
+             int(counted)),
+        )  # fmt: skip
+        if counted:
+            self._pending.append(
+                lambda: self._remember(
+                    agent, container, recall_id, versions, pool, kind, items, grade
+                )
+            )
+
+    def _first_word(self, recall_id: str, agent: str, kind: str, items: list[int]) -> bool:
+        """Whether this is the agent's first use event on the recall (or its first grade of
+        this result)."""
+        earlier = self._conn.execute(
+            "SELECT items FROM feedback WHERE recall_id = ? AND agent_id = ? AND kind = ?"
+            " AND counted = 1",
+            (recall_id, agent, kind),
+        ).fetchall()
+        if kind == "used":
+            return not earlier
+        return not any(set(json.loads(e[0])) & set(items) for e in earlier)
+
+    def _within_rate(self, agent: str, container: str, at: int) -> bool:
+        hour = (agent, container, at // _HOUR_NS)
+        count = self._hours.get(hour, 0)
+        if count >= FEEDBACK_PER_HOUR:
+            return False
+        self._hours[hour] = count + 1
+        return True
+
+    def _remember(
+        self,
+        agent: str,
+        container: str,
+        recall_id: str,
+        versions: list[str],
+        pool: frozenset[str],
+        kind: str,
+        items: list[int],
+        grade: int | None,
+    ) -> None:
+        with self._state_lock:
+            self._givers.add((agent, container))
+            if kind == "used":
+                for i, version in enumerate(versions):
+                    seen = self._history(version, agent).note(recall_id, pool, i + 1)
+                    seen.used = seen.used or i in items
+            else:
+                for i in items:
+                    seen = self._history(versions[i], agent).note(recall_id, pool, i + 1)
+                    seen.grade = grade
+
+    def _history(self, version: str, agent: str) -> History:
+        return self._histories.setdefault(version, {}).setdefault(agent, History())
+
+    def _fold_trained(self, stored: StoredRecord, event: RankerTrained) -> None:
+        model = self._fresh.pop(event.digest, None)
+        if model is None:
+            model = self.retrain(event)
+        reproduced = model is not None and model.digest == event.digest
+        body = msgspec.json.encode(model).decode() if model is not None else "null"
+        self._conn.execute(
+            "INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                event.digest,
+                stored.seq,
+                stored.record.ts,
+                event.container_tag or GLOBAL,
+                body,
+                msgspec.json.encode(event).decode(),
+                int(reproduced),
+            ),
+        )
+        self._decide(stored, "trained", event.container_tag, event.digest, event.prior)
+
+    def _decide(
+        self,
+        stored: StoredRecord,
+        kind: str,
+        container: str | None,
+        digest: str,
+        other: str | None,
+    ) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                stored.seq,
+                stored.record.ts,
+                kind,
+                container or GLOBAL,
+                digest,
+                other,
+                msgspec.json.encode(stored.record.event).decode(),
+            ),
+        )
+
+    def _serve(self, container: str | None, digest: str | None, seq: int) -> None:
+        key = container or GLOBAL
+        if digest is None:
+            self._conn.execute("DELETE FROM serving WHERE container_tag = ?", (key,))
+        else:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO serving VALUES (?, ?, ?)", (key, digest, seq)
+            )
+
+    def _committed(self) -> None:
+        pending, self._pending = self._pending, []
+        for remember in pending:
+            remember()
+        self._load_serving()
+
+    def _rolled_back(self) -> None:
+        self._pending = []
+        self._load()
+
+    def reset(self) -> None:
+        super().reset()
+        self._load()
+
+    def _load(self) -> None:
+        """Histories and rate counts from the feedback counted, in log order."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT f.agent_id, f.recall_id, f.kind, f.items, f.grade, f.at, s.versions,"
+                " s.pool, s.container_tag FROM feedback f JOIN shown s USING (recall_id)"
+                " ORDER BY f.seq"
+            ).fetchall()
+        with self._state_lock:
+            self._histories = {}
+            self._hours = {}
+            self._givers = set()
+        for agent, recall_id, kind, items, grade, at, versions, pool, container in rows:
+            hour = (agent, container, at // _HOUR_NS)
+            self._hours[hour] = self._hours.get(hour, 0) + 1
+            self._remember(
+                agent,
+                container,
+                recall_id,
+                json.loads(versions),
+                frozenset(json.loads(pool)),
+                kind,
+                json.loads(items),
+                grade,
+            )
+        self._load_serving()
+
+    def _load_serving(self) -> None:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT s.container_tag, m.body FROM serving s JOIN models m USING (digest)"
+                " WHERE m.reproduced = 1"
+            ).fetchall()
+        serving = {key: msgspec.json.decode(body, type=Model) for key, body in rows}
+        with self._state_lock:
+            self._serving = serving
+
+    # --- training data ---------------------------------------------------------------------
+
+    def hand_over(self, model: Model) -> None:
+        """A model the trainer is about to log: its fold takes it rather than training it
+        again (it was trained from the same rows)."""
+        self._fresh[model.digest] = model
+
+    def examples(
+        self,
+        container_tag: str | None,
+        through_seq: int,
+        *,
+        after_seq: int = 0,
+        ranker: str | None = None,
+    ) -> list[Example]:
+        """The labelled recalls of a container (None: of all), with the feedback counted up
+        to ``through_seq``, in log order; only those after ``after_seq`` and, with ``ranker``,
+        only those that model ranked."""
+        where, args = "s.seq <= ? AND s.seq > ?", [through_seq, after_seq]
+        if container_tag is not None:
+            where += " AND s.container_tag = ?"
+            args.append(container_tag)  # type: ignore[arg-type]
+        if ranker is not None:
+            where += " AND s.ranker = ?"
+            args.append(ranker)  # type: ignore[arg-type]
+        with self._lock:
+            shown = self._conn.execute(
+                "SELECT recall_id, seq, container_tag, features, base FROM shown s"
+                f" WHERE {where} AND EXISTS (SELECT 1 FROM feedback f WHERE"
+                " f.recall_id = s.recall_id AND f.counted = 1 AND f.seq <= ?) ORDER BY seq",
+                (*args, through_seq),
+            ).fetchall()
+            said = self._conn.execute(
+                "SELECT f.recall_id, f.agent_id, f.kind, f.items, f.grade FROM feedback f"
+                f" JOIN shown s USING (recall_id) WHERE {where} AND f.counted = 1"
+                " AND f.seq <= ? ORDER BY f.seq",
+                (*args, through_seq),
+            ).fetchall()
+        by_recall: dict[str, Example] = {}
+        out: list[Example] = []
+        for recall_id, seq, container, features, base in shown:
+            width = len(FEATURES)
+            x = np.frombuffer(features, dtype=np.float64).reshape(-1, width)
+            example = Example(
+                recall_id=recall_id,
+                container_tag=container,
+                seq=seq,
+                features=x.tolist(),
+                base=json.loads(base),
+                used={},
+                examined={},
+                grades={},
+            )
+            by_recall[recall_id] = example
+            out.append(example)
+        for recall_id, agent, kind, items, grade in said:
+            example = by_recall[recall_id]
+            if kind == "used":
+                example.examined[agent] = None
+                for i in json.loads(items):
+                    example.used.setdefault(i, agent)
+            else:
+                for i in json.loads(items):
+                    example.grades.setdefault(i, (grade, agent))
+        return out
+
+    def retrain(self, event: RankerTrained) -> Model | None:
+        """The model a ``ranker.trained`` names, trained again from this projection's rows."""
+        prior = self.model(event.prior) if event.prior is not None else None
+        if event.prior is not None and prior is None:
+            return None
+
+        def standing(agent: str) -> float:
+            return event.standing.get(agent, 0.0)
+
+        examples = self.examples(event.container_tag, event.through_seq)
+        pairs = pairs_of(
+            [counted_only(e, standing) for e in examples if e.seq <= event.split_seq],
+            Propensity(eta=event.eta, swaps=event.propensity_swaps),
+            standing,
+        )
+        if len(pairs.weight) == 0:
+            return None
+        return train(pairs, through_seq=event.through_seq, prior=prior)
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def histories(
+        self, version_ids: Sequence[str], counts: Callable[[str], bool]
+    ) -> list[list[History]]:
+        """Each version's histories by the agents whose feedback ``counts``."""
+        with self._state_lock:
+            return [
+                [h for agent, h in self._histories.get(v, {}).items() if counts(agent)]
+                for v in version_ids
+            ]
+
+    def serving(self, container_tag: str | None) -> Model | None:
+        """The model serving a container: its own, else the global one (None: no model)."""
+        with self._state_lock:
+            if container_tag is not None and container_tag in self._serving:
+                return self._serving[container_tag]
+            return self._serving.get(GLOBAL)
+
+    def propensity_of(self, digest: str) -> Propensity:
+        """The examination propensity a model was trained with."""
+        with self._state_lock:
+            found = self._propensities.get(digest)
+        if found is None:
+            row = self.model_row(digest)
+            found = (
+                NONE
+                if row is None
+                else Propensity(eta=row.trained.eta, swaps=row.trained.propensity_swaps)
+            )
+            with self._state_lock:
+                self._propensities[digest] = found
+        return found
+
+    def model(self, digest: str) -> Model | None:
+        found = self.model_row(digest)
+        return found.model if found is not None and found.reproduced else None
+
+    def model_row(self, digest: str) -> ModelRow | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT body, trained, seq, at, reproduced FROM models WHERE digest = ?",
+                (digest,),
+            ).fetchone()
+        if row is None or row[0] == "null":
+            return None
+        return ModelRow(
+            model=msgspec.json.decode(row[0], type=Model),
+            trained=msgspec.json.decode(row[1], type=RankerTrained),
+            seq=row[2],
+            at=row[3],
+            reproduced=bool(row[4]),
+        )
+
+    def serving_digests(self) -> dict[str | None, str]:
+        with self._lock:
+            rows = self._conn.execute("SELECT container_tag, digest FROM serving").fetchall()
+        return {(key or None): digest for key, digest in rows}
+
+    def decisions(self, container_tag: str | None, limit: int = 20) -> list[Decision]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq, at, kind, container_tag, digest, other, body FROM decisions"
+                " WHERE container_tag = ? ORDER BY seq DESC LIMIT ?",
+                (container_tag or GLOBAL, limit),
+            ).fetchall()
+        return [
+            Decision(
+                seq=seq,
+                at=at,
+                kind=kind,
+                container_tag=tag or None,
+                digest=digest,
+                other=other,
+                body=json.loads(body),
+            )
+            for seq, at, kind, tag, digest, other, body in rows
+        ]
+
+    def feedback_counts(self, container_tag: str | None) -> dict[str, int]:
+        """Feedback events recorded and counted, and the labelled recalls, of a container."""
+        where = "" if container_tag is None else " WHERE container_tag = ?"
+        args = () if container_tag is None else (container_tag,)
+        with self._lock:
+            recorded, counted, recalls = self._conn.execute(
+                "SELECT count(*), coalesce(sum(counted), 0), count(DISTINCT CASE WHEN counted"
+                f" = 1 THEN recall_id END) FROM feedback{where}",
+                args,
+            ).fetchone()
+            last = self._conn.execute(
+                f"SELECT coalesce(max(seq), 0) FROM feedback{where}", args
+            ).fetchone()[0]
+        return {"recorded": recorded, "counted": counted, "recalls": recalls, "lastSeq": last}
+
+    def containers(self) -> list[str]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT DISTINCT container_tag FROM feedback ORDER BY container_tag"
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def last_feedback_seq(self) -> int:
+        with self._lock:
+            return int(
+                self._conn.execute("SELECT coalesce(max(seq), 0) FROM feedback").fetchone()[0]
+            )
+
+    def counted_since(self, container_tag: str, seq: int) -> int:
+        """Feedback events of a container counted after ``seq``."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT count(*) FROM feedback WHERE container_tag = ? AND counted = 1 AND seq > ?",
+                (container_tag, seq),
+            ).fetchone()
+        return int(row[0])
+
+    def promotion(self, container_tag: str) -> tuple[int, str | None] | None:
+        """When the model serving a container was promoted, and what it replaced."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT seq, other FROM decisions WHERE container_tag = ? AND kind = 'promoted'"
+                " ORDER BY seq DESC LIMIT 1",
+                (container_tag,),
+            ).fetchone()
+        return None if row is None else (int(row[0]), row[1])
+
+    def labelled_before(self, container_tag: str, seq: int, count: int) -> list[Example]:
+        """The last ``count`` labelled recalls of a container before ``seq``."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT min(seq) FROM (SELECT s.seq FROM shown s WHERE s.container_tag = ?"
+                " AND s.seq < ? AND EXISTS (SELECT 1 FROM feedback f WHERE f.recall_id ="
+                " s.recall_id AND f.counted = 1) ORDER BY s.seq DESC LIMIT ?)",
+                (container_tag, seq, count),
+            ).fetchone()
+        if row is None or row[0] is None:
+            return []
+        return self.examples(container_tag, seq - 1, after_seq=int(row[0]) - 1)
+
+    def gives_feedback(self, agent: str, container_tag: str) -> bool:
+        """Whether an agent has said which results of a recall in this container it used:
+        exploration is spent only on recalls whose agent may say what it used."""
+        with self._state_lock:
+            return (agent, container_tag) in self._givers
