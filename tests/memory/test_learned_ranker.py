@@ -19,6 +19,7 @@ from mnemolog.eventlog.events import (
 )
 from mnemolog.memory import Caller, NewMemory, RecallRequest
 from mnemolog.memory.recall.learned import EXPLORE
+from mnemolog.projections.ranker.features import FEATURES
 from mnemolog.replay.fidelity import check_traces
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
@@ -226,3 +227,23 @@ def test_a_spamming_agent_under_the_trust_floor_gains_nothing(tmp_path: Path) ->
     (plain, plain_pairs), (spammed, spammed_pairs) = weights
     assert spammed_pairs == plain_pairs
     assert spammed == pytest.approx(plain, abs=1e-3)
+
+
+def test_a_quarantined_agents_feedback_is_removed_with_it(runtime: Runtime) -> None:
+    """Its uses stop counting from the next recall on, and come back with its release."""
+    write_facts(runtime)
+    chosen = recall(runtime, HELPER).served[4]
+    use_always(runtime, HELPER, chosen, 10)
+
+    def used_alike(caller: Caller) -> float:
+        event = recall(runtime, caller)
+        (served,) = [c for c in event.candidates if c.version_id == chosen]
+        assert served.features is not None
+        return served.features[FEATURES.index("used_alike")]
+
+    reader = Caller(agent_id="reader")
+    counted = used_alike(reader)
+    runtime.core.quarantine.quarantine("helper", "spam", USER)
+    assert used_alike(reader) < counted
+    runtime.core.quarantine.release("helper", USER)
+    assert used_alike(reader) == pytest.approx(counted)

@@ -99,14 +99,18 @@ def candidate_features(
     histories are those of the agents whose feedback counts."""
     best_fused = max((c.fused for c in candidates), default=0.0) or 1.0
     rows = np.zeros((len(candidates), len(FEATURES)), dtype=np.float64)
+    # An earlier recall is in the history of each result it showed: its likeness once.
+    likeness: dict[str, float] = {}
     for i, (c, own, at, t) in enumerate(
         zip(candidates, histories, observed_at, trust, strict=True)
     ):
         age = 0.0 if at is None else max(0.0, (now_ns - at) / _NS_PER_DAY)
         seen = expected = used = closest = graded = grades = 0.0
         for history in own:
-            for s in history.seen.values():
-                alike = _alike(pool, s.pool)
+            for recall_id, s in history.seen.items():
+                alike = likeness.get(recall_id)
+                if alike is None:
+                    alike = likeness[recall_id] = _alike(pool, s.pool)
                 seen += alike
                 expected += alike * examined(s.position)
                 if s.used:

@@ -1,0 +1,128 @@
+"""What the learned ranker costs: training per 100k labelled rows, and the learned stage's work
+per recall of 50 candidates (features from the memories' histories, then the model's scores).
+
+Synthetic but shaped like the product's data: recalls of 10 served results each, one or two
+uses per recall at positions drawn with position bias, every candidate with a history of
+``KEPT`` earlier recalls on average (160 earlier recalls of the container, each showing 10 of
+the 50), the most a history holds. Timings are
+the median of ``--rounds`` in this process, one thread.
+
+    .venv/bin/python bench/ranker_cost.py [--rows 100000] [--rounds 5] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from mnemolog.eventlog.events import Candidate
+from mnemolog.projections.ranker.examples import Example, pairs_of
+from mnemolog.projections.ranker.features import FEATURES, HEAD, KEPT, History, candidate_features
+from mnemolog.projections.ranker.model import train
+from mnemolog.projections.ranker.propensity import Propensity
+
+SHOWN = 10
+CANDIDATES = 50
+
+
+def examples(rows: int, rng: random.Random) -> list[Example]:
+    out = []
+    for n in range(rows // SHOWN):
+        used = {i: "agent" for i in range(SHOWN) if rng.random() < 0.3 / (i + 1)}
+        out.append(
+            Example(
+                recall_id=f"trc_{n}",
+                container_tag="c",
+                seq=n + 1,
+                features=[[rng.random() for _ in FEATURES] for _ in range(SHOWN)],
+                base=list(range(1, SHOWN + 1)),
+                used=used,
+                examined={"agent": None},
+            )
+        )
+    return out
+
+
+def stage_inputs(rng: random.Random) -> tuple[list[Candidate], list[list[History]], frozenset[str]]:
+    ids = [f"ver_{i}" for i in range(CANDIDATES)]
+    candidates = [
+        Candidate(
+            version_id=v,
+            similarity=rng.random(),
+            bm25=rng.random() * 10,
+            fused=rng.random(),
+            vector_rank=i + 1,
+            bm25_rank=i + 1,
+            score=1.0 / (i + 1),
+        )
+        for i, v in enumerate(ids)
+    ]
+    # Earlier recalls of the same container: each showed 10 of these candidates (among
+    # others), so each is in the histories of the candidates it showed.
+    recalls = {f"trc_{r}": rng.sample(ids, HEAD) for r in range(CANDIDATES * KEPT // SHOWN)}
+    by_version: dict[str, History] = {v: History() for v in ids}
+    for recall_id, pool in recalls.items():
+        for position, version in enumerate(pool[:SHOWN], start=1):
+            seen = by_version[version].note(recall_id, frozenset(pool), position)
+            seen.used = rng.random() < 0.3
+    histories = [[by_version[v]] for v in ids]
+    return candidates, histories, frozenset(ids[:HEAD])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rng = random.Random(7)
+    data = examples(args.rows, rng)
+    propensity = Propensity(eta=1.0, swaps=100)
+    pairs_s, train_s = [], []
+    for _ in range(args.rounds):
+        started = time.perf_counter()
+        pairs = pairs_of(data, propensity, lambda agent: 1.0)
+        pairs_s.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        model = train(pairs, through_seq=len(data))
+        train_s.append(time.perf_counter() - started)
+    candidates, histories, pool = stage_inputs(rng)
+    observed = [0] * CANDIDATES
+    trust = [0.9] * CANDIDATES
+    stage_ms = []
+    for _ in range(args.rounds):
+        started = time.perf_counter()
+        for _ in range(100):
+            x = candidate_features(candidates, histories, observed, trust, 10**18, pool,
+                                   propensity.of)  # fmt: skip
+            scores = model.score(x)
+            sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+        stage_ms.append((time.perf_counter() - started) * 10)  # ms per recall
+    report = {
+        "labelled_rows": len(data) * SHOWN,
+        "pairs": len(pairs.weight),
+        "pairs_s": round(statistics.median(pairs_s), 3),
+        "train_s": round(statistics.median(train_s), 3),
+        "stage_ms_per_recall_of_50": round(statistics.median(stage_ms), 3),
+        "score_only_ms": round(_score_only(model, np.asarray(x)), 4),
+    }
+    print(json.dumps(report, indent=2) if args.json else report)
+    return 0
+
+
+def _score_only(model: object, x: np.ndarray) -> float:
+    assert hasattr(model, "score")
+    started = time.perf_counter()
+    for _ in range(1000):
+        model.score(x)
+    return time.perf_counter() - started  # ms per call: 1000 calls, seconds -> ms
+
+
+if __name__ == "__main__":
+    sys.exit(main())
