@@ -30,6 +30,7 @@ from .memory import (
     digest,
     render_memories,
 )
+from .memory.recall.learned import FEATURES
 
 
 def version_json(row: VersionRow, *, windows: bool) -> dict[str, object]:
@@ -234,11 +235,33 @@ def trace_json(core: Core, trace: Trace) -> dict[str, object]:
                 "rerankScore": c.get("rerank_score"),
                 "rerankRank": c.get("rerank_rank"),
                 "belowTrust": c.get("below_trust", False),
+                "rankerScore": c.get("ranker_score"),
+                "features": c.get("features"),
                 "served": c.get("served"),
             }
         )
     feedback = [rating_json(r) for r in core.reads.ratings(trace)]
-    return {**trace_summary(trace), "candidates": candidates, "feedback": feedback}
+    return {
+        **trace_summary(trace),
+        "candidates": candidates,
+        "feedback": feedback,
+        "ranker": learned_json(core, trace.params),
+    }
+
+
+def learned_json(core: Core, params: dict[str, object]) -> dict[str, object] | None:
+    """What the learned stage did to a recall: the model that reordered it (with its weights,
+    each per standard deviation of its feature) and the exploration swap; None if neither."""
+    digest, explore = params.get("ranker"), params.get("explore")
+    if digest is None and explore is None:
+        return None
+    model = None if digest is None else core.ranker.model(str(digest))
+    return {
+        "digest": digest,
+        "weights": None if model is None else model.explained(),
+        "features": list(FEATURES),
+        "explore": explore,
+    }
 
 
 def rating_json(rating: Rating) -> dict[str, object]:

@@ -23,6 +23,7 @@ from mnemolog.projections.ranker.features import FEATURES
 from mnemolog.replay.fidelity import check_traces
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
+from mnemolog.views import trace_json
 
 USER = Actor(agent_id="local", protocol="rest")
 HELPER = Caller(agent_id="helper")
@@ -89,6 +90,12 @@ def test_a_model_learns_from_uses_is_promoted_and_serves(runtime: Runtime) -> No
     events = [r.record.event for r in runtime.log.read(from_seq=before.view_seq or 1)]
     promoted = [e for e in events if isinstance(e, RankerPromoted)]
     assert [p.digest for p in promoted if p.container_tag == "home"] == [home.digest]
+    # The trace (``/inspect``, the dashboard's trace page) shows the model and its weights.
+    shown = trace_json(runtime.core, runtime.core.reads.trace(after.recall_id, Caller()))
+    assert shown["ranker"]["digest"] == home.digest  # type: ignore[index]
+    assert shown["ranker"]["weights"]["used_alike"] != 0  # type: ignore[index]
+    ranked = [c for c in shown["candidates"] if c["rankerScore"] is not None]  # type: ignore[attr-defined]
+    assert len(ranked) == len(FACTS)
 
 
 def test_a_rebuild_trains_the_same_digest_and_replays_the_trace(runtime: Runtime) -> None:

@@ -22,13 +22,15 @@ from collections.abc import Callable
 import msgspec
 
 from ...eventlog.events import Candidate
-from ...projections.ranker.features import HEAD, candidate_features
+from ...projections.ranker.features import FEATURES, HEAD, candidate_features
 from ...projections.ranker.model import Model
 from ...projections.ranker.projection import RankerProjection
 from ...projections.ranker.propensity import EXPLORED
 from ...projections.ranker.propensity import NONE as NO_CORRECTION
 from ...projections.trust.projection import TrustProjection
 from .messages import AsRanked
+
+__all__ = ["EXPLORE", "FEATURES", "LearnedStage", "Standing", "with_learned"]
 
 EXPLORE = 0.05  # the share of an agent's recalls explored, once it gives feedback
 # Whose feedback a history counts: an agent under this trust, quarantined or rolled back

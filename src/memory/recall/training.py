@@ -74,7 +74,8 @@ class Trainer:
         self._ranker = ranker
         self._standing = standing
         self._lock = threading.Lock()  # one training at a time
-        self._trained_at: dict[str | None, int] = {}  # container -> feedback seq trained on
+        # container -> the feedback seq its last training saw (a restart does not train again)
+        self._trained_at: dict[str | None, int] = ranker.trained_through()
 
     def train(self, container_tag: str | None = None) -> list[Trained]:
         """Train the global model and each container's (or only ``container_tag``'s), now."""

@@ -195,3 +195,14 @@ class RankerQueries(SqliteProjection):
         if row is None or row[0] is None:
             return []
         return self.examples(container_tag, seq - 1, after_seq=int(row[0]) - 1)
+
+    def trained_through(self) -> dict[str | None, int]:
+        """Per container (None: the global model), the feedback seq its last training saw."""
+        with self._lock:
+            rows = self._conn.execute("SELECT container_tag, trained FROM models").fetchall()
+        out: dict[str | None, int] = {}
+        for tag, trained in rows:
+            through = msgspec.json.decode(trained, type=RankerTrained).through_seq
+            key = tag or None
+            out[key] = max(out.get(key, 0), through)
+        return out
