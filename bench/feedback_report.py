@@ -52,9 +52,9 @@ def plot(with_ipw: list[dict[str, Any]], without: list[dict[str, Any]], path: Pa
 def table(with_ipw: list[dict[str, Any]], without: list[dict[str, Any]]) -> str:
     rows = [
         "| feedback events | asked: without | asked: learned (corrected / not) "
-        "| held out: without | held out: learned (corrected / not) | promoted (corrected / not)"
-        " | eta |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        "| held out: without | held out: learned (corrected / not) | containers served by a"
+        " model (corrected / not) |",
+        "|---:|---:|---:|---:|---:|---:|",
     ]
     for a, b in zip(with_ipw, without, strict=True):
         rows.append(
@@ -62,9 +62,13 @@ def table(with_ipw: list[dict[str, Any]], without: list[dict[str, Any]]) -> str:
             f" | {a['asked/learned/ndcg@5']:.4f} / {b['asked/learned/ndcg@5']:.4f}"
             f" | {a['held_out/unlearned/ndcg@5']:.4f}"
             f" | {a['held_out/learned/ndcg@5']:.4f} / {b['held_out/learned/ndcg@5']:.4f}"
-            f" | {a['promoted']} / {b['promoted']} of 3 | {a.get('eta', '-')} |"
+            f" | {_serving(a)} / {_serving(b)} of {len(a['serving'])} |"
         )
     return "\n".join(rows) + "\n"
+
+
+def _serving(point: dict[str, Any]) -> int:
+    return sum(digest is not None for digest in point["serving"])
 
 
 def main() -> int:
