@@ -210,6 +210,11 @@ def _open_session(model: bytes, threads: int) -> Any:
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # errors only: no warnings on stderr at every start
+    # An int8 model's matrix products are exact on a CPU with VNNI or AMX; on one with AVX2
+    # alone onnxruntime's default kernel saturates its sums, and e5-small-v2 int8 vectors then
+    # differed (cosine 0.998) from those of the machines the thresholds were derived on: a
+    # replay on another machine must embed the same vector. Ignored where exact already.
+    options.add_session_config_entry("session.x64quantprecision", "1")
     try:
         return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     except Exception as exc:
