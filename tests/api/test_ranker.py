@@ -95,7 +95,9 @@ def test_feedback_over_rest_trains_a_model_that_ranker_shows(store: Store) -> No
         assert container["model"]["digest"] == home["digest"]
         assert container["model"]["reproduced"] is True
         assert container["model"]["weights"]["used_alike"] != 0
-        assert container["feedback"]["counted"] == 60
+        # The first recall came before any feedback in the container: it logged no features,
+        # so its use labels nothing (and costs nothing); the 59 after it count.
+        assert container["feedback"]["counted"] == 59
         assert [d["kind"] for d in container["decisions"]][:2] == ["promoted", "trained"]
 
         ranked = search(boss)  # an agent that gives no feedback: never explored on

@@ -79,7 +79,7 @@ class LearnedStage:
         candidates: dict[int, Candidate],
         observed: dict[int, int],
         reference: int,
-        container_tag: str | None,
+        container_tag: str,
         agent: str,
         recall_id: str,
         limit: int,
@@ -88,6 +88,11 @@ class LearnedStage:
     ) -> Learned:
         """``order`` with its head reordered by the serving model (or ``as_ranked``'s), then
         perhaps one adjacent pair of the served top five swapped."""
+        model = self._model(container_tag, as_ranked)
+        if model is None and as_ranked is None and not self.ranker.has_feedback(container_tag):
+            # Nobody has said what helped here: no model, nothing to explore, and features
+            # logged now would label nothing. A store without feedback pays nothing more.
+            return Learned(order=order, features={}, scores={}, digest=None, explore=None)
         head = order[: max(HEAD, limit)]
         rows = [candidates[label] for label in head]
         counts: dict[str, bool] = {}
@@ -102,7 +107,6 @@ class LearnedStage:
         carried = self._trust.carried(version_ids) if self._trust is not None else {}
         prior = self._trust.params.prior_mean if self._trust is not None else 1.0
         trust = [c.trust if (c := carried.get(v)) is not None else prior for v in version_ids]
-        model = self._model(container_tag, as_ranked)
         # Uses are weighed by the examination propensity the model was trained with.
         propensity = NO_CORRECTION if model is None else self.ranker.propensity_of(model.digest)
         x = candidate_features(

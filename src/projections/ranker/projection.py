@@ -70,6 +70,11 @@ CREATE TABLE IF NOT EXISTS feedback (
     counted INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS feedback_by_recall ON feedback(recall_id, seq);
+CREATE TABLE IF NOT EXISTS givers (
+    agent_id TEXT NOT NULL,
+    container_tag TEXT NOT NULL,
+    PRIMARY KEY (agent_id, container_tag)
+);
 CREATE TABLE IF NOT EXISTS models (
     digest TEXT PRIMARY KEY,
     seq INTEGER NOT NULL,
@@ -115,7 +120,9 @@ class RankerProjection(RankerQueries):
         self._serving: dict[str, Model] = {}
         self._hours: dict[tuple[str, str, int], int] = {}
         self._givers: set[tuple[str, str]] = set()  # (agent, container) that gave feedback
+        self._feedback_in: set[str] = set()  # containers with feedback
         self._pending: list[Callable[[], None]] = []
+        self._decided = False  # the batch folded a ranker event: what serves is read again
         self._fresh: dict[str, Model] = {}  # handed over by the trainer, by digest
         self._propensities: dict[str, Propensity] = {}  # by model digest
         super().__init__(path)
@@ -129,17 +136,29 @@ class RankerProjection(RankerQueries):
         if isinstance(event, RecallPerformed):
             self._fold_recall(stored, event)
         elif isinstance(event, RecallUsed):
-            self._fold_feedback(stored, event.recall_id, "used", event.version_ids, None)
+            self._fold_feedback(
+                stored, event.recall_id, event.container_tag, "used", event.version_ids, None
+            )
         elif isinstance(event, RecallFeedback):
-            self._fold_feedback(stored, event.recall_id, "grade", [event.version_id], event.grade)
+            self._fold_feedback(
+                stored,
+                event.recall_id,
+                event.container_tag,
+                "grade",
+                [event.version_id],
+                event.grade,
+            )
         elif isinstance(event, RankerTrained):
             self._fold_trained(stored, event)
+            self._decided = True
         elif isinstance(event, RankerPromoted):
             self._decide(stored, "promoted", event.container_tag, event.digest, event.replaced)
             self._serve(event.container_tag, event.digest, record.seq)
+            self._decided = True
         elif isinstance(event, RankerRolledBack):
             self._decide(stored, "rolled_back", event.container_tag, event.digest, event.restored)
             self._serve(event.container_tag, event.restored, record.seq)
+            self._decided = True
         return False
 
     def _fold_recall(self, stored: StoredRecord, event: RecallPerformed) -> None:
@@ -172,10 +191,17 @@ class RankerProjection(RankerQueries):
         self,
         stored: StoredRecord,
         recall_id: str,
+        container_tag: str | None,
         kind: str,
         version_ids: Sequence[str],
         grade: int | None,
     ) -> None:
+        agent = stored.record.actor.agent_id
+        if container_tag is not None:
+            # Even on a recall that logged no features: from now on, the container's recalls
+            # log theirs, and this agent's are explored.
+            self._conn.execute("INSERT OR IGNORE INTO givers VALUES (?, ?)", (agent, container_tag))
+            self._pending.append(lambda: self._gave(agent, container_tag))
         row = self._conn.execute(
             "SELECT container_tag, versions, pool FROM shown WHERE recall_id = ?", (recall_id,)
         ).fetchone()
@@ -183,7 +209,6 @@ class RankerProjection(RankerQueries):
             return  # a recall with no logged features: nothing to learn from it
         container, versions, pool = row[0], json.loads(row[1]), frozenset(json.loads(row[2]))
         record = stored.record
-        agent = record.actor.agent_id
         index = {v: i for i, v in enumerate(versions)}
         items = [index[v] for v in version_ids if v in index]
         counted = self._first_word(recall_id, agent, kind, items) and self._within_rate(
@@ -233,7 +258,6 @@ class RankerProjection(RankerQueries):
         grade: int | None,
     ) -> None:
         with self._state_lock:
-            self._givers.add((agent, container))
             if kind == "used":
                 for i, version in enumerate(versions):
                     seen = self._history(version, agent).note(recall_id, pool, i + 1)
@@ -242,6 +266,11 @@ class RankerProjection(RankerQueries):
                 for i in items:
                     seen = self._history(versions[i], agent).note(recall_id, pool, i + 1)
                     seen.grade = grade
+
+    def _gave(self, agent: str, container: str) -> None:
+        with self._state_lock:
+            self._givers.add((agent, container))
+            self._feedback_in.add(container)
 
     def _history(self, version: str, agent: str) -> History:
         return self._histories.setdefault(version, {}).setdefault(agent, History())
@@ -300,7 +329,9 @@ class RankerProjection(RankerQueries):
         pending, self._pending = self._pending, []
         for remember in pending:
             remember()
-        self._load_serving()
+        if self._decided:  # a recall's batch leaves what serves as it was
+            self._decided = False
+            self._load_serving()
 
     def _rolled_back(self) -> None:
         self._pending = []
@@ -322,6 +353,11 @@ class RankerProjection(RankerQueries):
             self._histories = {}
             self._hours = {}
             self._givers = set()
+            self._feedback_in = set()
+        with self._lock:
+            givers = self._conn.execute("SELECT agent_id, container_tag FROM givers").fetchall()
+        for agent_id, tag in givers:
+            self._gave(agent_id, tag)
         for agent, recall_id, kind, items, grade, at, versions, pool, container in rows:
             hour = (agent, container, at // _HOUR_NS)
             self._hours[hour] = self._hours.get(hour, 0) + 1
@@ -410,6 +446,11 @@ class RankerProjection(RankerQueries):
     def model(self, digest: str) -> Model | None:
         found = self.model_row(digest)
         return found.model if found is not None and found.reproduced else None
+
+    def has_feedback(self, container_tag: str) -> bool:
+        """Whether anyone has said what helped in a recall of this container."""
+        with self._state_lock:
+            return container_tag in self._feedback_in
 
     def gives_feedback(self, agent: str, container_tag: str) -> bool:
         """Whether an agent has said which results of a recall in this container it used:
