@@ -317,7 +317,7 @@ class TraceProjection(SqliteProjection):
                 event.container_tag,
                 self._sealer.open_text(event.query),
                 event.embedder,
-                msgspec.json.encode(event.candidates).decode(),
+                _candidates_json(event),
                 json.dumps(event.served),
                 json.dumps(event.latency_ms),
                 json.dumps(event.params),
@@ -393,3 +393,17 @@ class TraceProjection(SqliteProjection):
             )
             for r in rows
         ]
+
+
+def _candidates_json(event: RecallPerformed) -> str:
+    """The candidates, each with what the learned ranker logged of it (its score, and the
+    features of a served one), as the trace shows them."""
+    candidates = msgspec.to_builtins(event.candidates)
+    if event.learned is not None:
+        for c in candidates:
+            version = c["version_id"]
+            if version in event.learned.scores:
+                c["ranker_score"] = event.learned.scores[version]
+            if version in event.learned.features:
+                c["features"] = event.learned.features[version]
+    return json.dumps(candidates)

@@ -255,6 +255,8 @@ def _differences(recorded: RecallPerformed, replayed: RecallPerformed) -> list[s
     out: list[str] = []
     if recorded.query_vector_digest not in (None, replayed.query_vector_digest):
         out.append("the embedder no longer gives the recorded query vector")
+    if recorded.learned != replayed.learned:
+        out.append("the learned stage's features or scores differ")
     if recorded.served != replayed.served:
         out.append(f"served {recorded.served} at the time, {replayed.served} replayed")
     if len(recorded.candidates) != len(replayed.candidates):

@@ -85,8 +85,11 @@ def test_a_model_learns_from_uses_is_promoted_and_serves(runtime: Runtime) -> No
     assert after.served[0] == chosen or after.params.get("explore") == 1
     # Only the order changed: what is served is what the order without the ranker served.
     assert set(after.served) <= {c.version_id for c in before.candidates}
-    served = {c.version_id: c for c in after.candidates if c.version_id in after.served}
-    assert all(c.features is not None and c.ranker_score is not None for c in served.values())
+    assert after.learned is not None
+    assert set(after.learned.features) == set(after.served)  # the features of what it served
+    assert set(after.served) <= set(after.learned.scores)  # the score of each it reordered
+    # A recall before any feedback in its container logs nothing of the stage.
+    assert before.learned is None
     events = [r.record.event for r in runtime.log.read(from_seq=before.view_seq or 1)]
     promoted = [e for e in events if isinstance(e, RankerPromoted)]
     assert [p.digest for p in promoted if p.container_tag == "home"] == [home.digest]
@@ -244,9 +247,8 @@ def test_a_quarantined_agents_feedback_is_removed_with_it(runtime: Runtime) -> N
 
     def used_alike(caller: Caller) -> float:
         event = recall(runtime, caller)
-        (served,) = [c for c in event.candidates if c.version_id == chosen]
-        assert served.features is not None
-        return served.features[FEATURES.index("used_alike")]
+        assert event.learned is not None
+        return event.learned.features[chosen][FEATURES.index("used_alike")]
 
     reader = Caller(agent_id="reader")
     counted = used_alike(reader)

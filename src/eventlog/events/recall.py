@@ -27,10 +27,16 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     rerank_score: float | None = None
     rerank_rank: int | None = None
     below_trust: bool = False  # left out by the request's minTrust
-    # The learned ranker's inputs (``projections/ranker/features.py``, in its FEATURES order)
-    # for the candidates it reordered, and its score of each; None where it did not run.
-    features: list[float] | None = None
-    ranker_score: float | None = None
+
+
+class LearnedRanking(msgspec.Struct, frozen=True, kw_only=True):
+    """What the learned ranker saw and said in a recall, by version id: the features
+    (``projections/ranker/features.py``, in its FEATURES order) of each served memory, and
+    its score of each candidate it reordered. Kept beside the candidates, not in them, so a
+    recall without it costs its log record nothing."""
+
+    features: dict[str, list[float]] = {}
+    scores: dict[str, float] = {}
 
 
 class RecallPerformed(Event, frozen=True, kw_only=True, tag="recall.performed"):
@@ -48,6 +54,7 @@ class RecallPerformed(Event, frozen=True, kw_only=True, tag="recall.performed"):
     served: list[str] = []
     latency_ms: dict[str, float] = {}
     params: dict[str, str | int | float | bool | None] = {}
+    learned: LearnedRanking | None = None
 
 
 class InjectedSource(msgspec.Struct, frozen=True, kw_only=True):

@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 import msgspec
 
-from ...eventlog.events import Candidate
-from ...projections.ranker.features import FEATURES, HEAD, candidate_features
+from ...eventlog.events import Candidate, LearnedRanking
+from ...projections.ranker.features import FEATURES, HEAD, candidate_features, head_pool
 from ...projections.ranker.model import Model
 from ...projections.ranker.projection import RankerProjection
 from ...projections.ranker.propensity import EXPLORED
@@ -30,7 +30,7 @@ from ...projections.ranker.propensity import NONE as NO_CORRECTION
 from ...projections.trust.projection import TrustProjection
 from .messages import AsRanked
 
-__all__ = ["EXPLORE", "FEATURES", "LearnedStage", "Standing", "with_learned"]
+__all__ = ["EXPLORE", "FEATURES", "LearnedStage", "Standing", "logged"]
 
 EXPLORE = 0.05  # the share of an agent's recalls explored, once it gives feedback
 # Whose feedback a history counts: an agent under this trust, quarantined or rolled back
@@ -83,17 +83,17 @@ class LearnedStage:
         agent: str,
         recall_id: str,
         limit: int,
-        pool: frozenset[str],
         as_ranked: AsRanked | None,
     ) -> Learned:
         """``order`` with its head reordered by the serving model (or ``as_ranked``'s), then
         perhaps one adjacent pair of the served top five swapped."""
         model = self._model(container_tag, as_ranked)
-        if model is None and as_ranked is None and not self.ranker.has_feedback(container_tag):
+        if model is None and not self.ranker.has_feedback(container_tag):
             # Nobody has said what helped here: no model, nothing to explore, and features
             # logged now would label nothing. A store without feedback pays nothing more.
             return Learned(order=order, features={}, scores={}, digest=None, explore=None)
         head = order[: max(HEAD, limit)]
+        pool = head_pool(candidates.values())
         rows = [candidates[label] for label in head]
         counts: dict[str, bool] = {}
 
@@ -164,11 +164,10 @@ class LearnedStage:
         return 1 + (draw // 1_000_000) % (min(EXPLORED, limit) - 1)
 
 
-def with_learned(candidate: Candidate, label: int, learned: Learned, served: bool) -> Candidate:
-    """A candidate with what the learned stage logged of it: the features of a served one,
-    the score of a scored one."""
-    features = learned.features.get(label) if served else None
-    score = learned.scores.get(label)
-    if features is None and score is None:
-        return candidate
-    return msgspec.structs.replace(candidate, features=features, ranker_score=score)
+def logged(learned: Learned, served: list[int], version_of: dict[int, str]) -> LearnedRanking:
+    """What a recall logs of its learned stage: the features of what it served, the score of
+    each candidate the model reordered."""
+    return LearnedRanking(
+        features={version_of[r]: learned.features[r] for r in served if r in learned.features},
+        scores={version_of[r]: score for r, score in learned.scores.items()},
+    )

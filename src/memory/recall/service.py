@@ -27,21 +27,20 @@ from ...embedding.port import Embedder, float32_bytes, from_bytes
 from ...embedding.rerank import Reranker
 from ...errors import RerankerUnavailable
 from ...eventlog import Actor, Appended, Draft, Sealer
-from ...eventlog.events import Candidate, RecallPerformed
+from ...eventlog.events import Candidate, LearnedRanking, RecallPerformed
 from ...eventlog.subjects import container_subject
 from ...projections.documents.projection import DocumentProjection
 from ...projections.fulltext.index import FullTextIndex
 from ...projections.indexes import FullTextProjection, VectorProjection
 from ...projections.memories.projection import MemoryProjection
 from ...projections.memories.rows import VersionRow
-from ...projections.ranker.features import head_pool
 from ...projections.readmodels import ReadModels
 from ...projections.trust.projection import TrustProjection
 from ...projections.trust.rows import Carried
 from ...projections.vectors.exact import unit
 from ..record import Recorder
 from ..writing.calibration import thresholds_for
-from .learned import Learned, LearnedStage, Standing, with_learned
+from .learned import LearnedStage, Standing, logged
 from .messages import Hit, Origin, RecallRequest, RecallResult, chunk_trace_id
 from .ranking import (
     POOL,
@@ -67,7 +66,9 @@ class _Ranked(msgspec.Struct, kw_only=True):
 
     candidates: list[Candidate]
     hits: list[Hit]
-    learned: Learned | None = None
+    learned: LearnedRanking | None = None
+    ranker: str | None = None  # the digest of the model that reordered it
+    explore: int | None = None  # the position it swapped with the next
 
 
 class _Stopwatch:
@@ -211,7 +212,9 @@ class Recall:
         recall_id = f"trc_{uuid.uuid4().hex}"
         if request.mode in ("memories", "hybrid"):
             families.append(
-                self._memories_ranked(request, query, lap, judge, recall_id, actor.agent_id)
+                self._memories_ranked(
+                    request, query, lap, judge, recall_id, actor.agent_id, watch.apart
+                )
             )
         if request.mode in ("documents", "hybrid"):
             families.append(self._documents_ranked(request, query, lap, judge))
@@ -223,7 +226,7 @@ class Recall:
             for family in families
             for c in family.candidates
         ]
-        learned = families[0].learned if request.mode != "documents" else None
+        ranked = families[0] if request.mode != "documents" else None
         event = RecallPerformed(
             recall_id=recall_id,
             origin=origin,
@@ -257,9 +260,10 @@ class Recall:
                     if reranker is not None
                     else {}
                 ),
-                **({"ranker": learned.digest} if learned and learned.digest else {}),
-                **({"explore": learned.explore} if learned and learned.explore else {}),
+                **({"ranker": ranked.ranker} if ranked and ranked.ranker else {}),
+                **({"explore": ranked.explore} if ranked and ranked.explore else {}),
             },
+            learned=ranked.learned if ranked else None,
         )
         drafts = [Draft(actor, event)]
         if not durable:
@@ -296,6 +300,7 @@ class Recall:
         judge: _Judge | None,
         recall_id: str,
         agent: str,
+        apart: Callable[[str], contextlib.AbstractContextManager[None]],
     ) -> _Ranked:
         allowed, scope = _unhidden(*self._allowed(request), self.hidden, request.container_tag)
         by_vector, by_text = _candidates(
@@ -360,20 +365,19 @@ class Recall:
         }
         learned = None
         if self.learned is not None and request.learned and request.container_tag is not None:
-            learned = self.learned.apply(
-                order=order,
-                candidates=candidates,
-                observed=observed,
-                reference=reference,
-                container_tag=request.container_tag,
-                agent=agent,
-                recall_id=recall_id,
-                limit=request.limit,
-                pool=head_pool(candidates.values()),
-                as_ranked=request.as_ranked,
-            )
+            with apart("learned"):  # timed on its own, out of the lap it runs in
+                learned = self.learned.apply(
+                    order=order,
+                    candidates=candidates,
+                    observed=observed,
+                    reference=reference,
+                    container_tag=request.container_tag,
+                    agent=agent,
+                    recall_id=recall_id,
+                    limit=request.limit,
+                    as_ranked=request.as_ranked,
+                )
             order = learned.order
-            lap("learned")
         served = order[: request.limit]
         by_label = {f.label: f for f in fused}
         rows = self._memories.by_row_ids(served)
@@ -382,15 +386,16 @@ class Recall:
         for newer, older in links:
             newer_of.setdefault(older, []).append(newer)
         ids = {r: row.memory_id for r, row in linked.items()}
-        on_show = set(served)
+        did_learn = learned is not None and (learned.scores or learned.features)
         return _Ranked(
-            learned=learned,
-            candidates=[
-                candidates[f.label]
-                if learned is None
-                else with_learned(candidates[f.label], f.label, learned, f.label in on_show)
-                for f in fused
-            ],
+            learned=(
+                logged(learned, served, {r: v for r, (v, _) in stamps.items()})
+                if learned is not None and did_learn
+                else None
+            ),
+            ranker=None if learned is None else learned.digest,
+            explore=None if learned is None else learned.explore,
+            candidates=[candidates[f.label] for f in fused],
             hits=[
                 Hit(
                     row=rows[r],

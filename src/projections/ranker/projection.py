@@ -2,7 +2,8 @@
 on them, each memory's record in earlier recalls, and the models trained, promoted and rolled
 back.
 
-A recall that logged features for what it served (``Candidate.features``) becomes an example;
+A recall that logged features for what it served (``RecallPerformed.learned``) becomes an
+example;
 ``recall.used`` and ``recall.feedback`` label it. Only the first word of an agent on a recall
 (its first use event, its first grade of each result) counts, and at most
 ``FEEDBACK_PER_HOUR`` feedback events of an agent in a container per clock hour: more is
@@ -164,13 +165,18 @@ class RankerProjection(RankerQueries):
     def _fold_recall(self, stored: StoredRecord, event: RecallPerformed) -> None:
         by_id = {c.version_id: c for c in event.candidates}
         served = [by_id[v] for v in event.served if v in by_id]
-        if not served or event.container_tag is None or any(c.features is None for c in served):
-            return  # no features logged: documents, or a recall made before the ranker
+        logged = event.learned.features if event.learned is not None else {}
+        if (
+            not served
+            or event.container_tag is None
+            or any(c.version_id not in logged for c in served)
+        ):
+            return  # no features logged: documents, or a container before any feedback
         base = list(range(1, len(served) + 1))
         explored = event.params.get("explore")
         if isinstance(explored, int) and 1 <= explored < len(served):
             base[explored - 1], base[explored] = explored + 1, explored
-        features = np.asarray([c.features for c in served], dtype=np.float64)
+        features = np.asarray([logged[c.version_id] for c in served], dtype=np.float64)
         self._conn.execute(
             "INSERT OR IGNORE INTO shown VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
