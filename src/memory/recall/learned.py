@@ -72,6 +72,15 @@ class LearnedStage:
         self._trust = trust
         self._standing = standing
 
+    def runs(self, container_tag: str, as_ranked: AsRanked | None) -> bool:
+        """Whether the stage has anything to do in a recall of this container: a model to
+        rank with, or feedback given there. Nobody has said what helped in a container
+        without either: no model, nothing to explore, and features logged now would label
+        nothing, so a store without feedback pays nothing more (not even a trace stage)."""
+        return self._model(container_tag, as_ranked) is not None or self.ranker.has_feedback(
+            container_tag
+        )
+
     def apply(
         self,
         *,
@@ -88,10 +97,6 @@ class LearnedStage:
         """``order`` with its head reordered by the serving model (or ``as_ranked``'s), then
         perhaps one adjacent pair of the served top five swapped."""
         model = self._model(container_tag, as_ranked)
-        if model is None and not self.ranker.has_feedback(container_tag):
-            # Nobody has said what helped here: no model, nothing to explore, and features
-            # logged now would label nothing. A store without feedback pays nothing more.
-            return Learned(order=order, features={}, scores={}, digest=None, explore=None)
         head = order[: max(HEAD, limit)]
         pool = head_pool(candidates.values())
         rows = [candidates[label] for label in head]

@@ -364,14 +364,16 @@ class Recall:
             for f in fused
         }
         learned = None
-        if self.learned is not None and request.learned and request.container_tag is not None:
+        tag = request.container_tag
+        stage = self.learned if request.learned and tag is not None else None
+        if stage is not None and tag is not None and stage.runs(tag, request.as_ranked):
             with apart("learned"):  # timed on its own, out of the lap it runs in
-                learned = self.learned.apply(
+                learned = stage.apply(
                     order=order,
                     candidates=candidates,
                     observed=observed,
                     reference=reference,
-                    container_tag=request.container_tag,
+                    container_tag=tag,
                     agent=agent,
                     recall_id=recall_id,
                     limit=request.limit,
