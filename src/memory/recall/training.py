@@ -192,13 +192,8 @@ class Trainer:
         training."""
         out = []
         for tag in self._ranker.containers():
-            counts = self._ranker.feedback_counts(tag)
-            if counts["counted"] >= MIN_EXAMPLES and counts["lastSeq"] > self._trained_at.get(
-                tag, 0
-            ):
-                since = self._ranker.counted_since(tag, self._trained_at.get(tag, 0))
-                if since >= self.train_every:
-                    out.append(tag)
+            if self._ranker.counted_since(tag, self._trained_at.get(tag, 0)) >= self.train_every:
+                out.append(tag)
         return out
 
     def watch(self) -> list[str]:

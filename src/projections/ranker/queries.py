@@ -158,12 +158,6 @@ class RankerQueries(SqliteProjection):
             ).fetchall()
         return [r[0] for r in rows]
 
-    def last_feedback_seq(self) -> int:
-        with self._lock:
-            return int(
-                self._conn.execute("SELECT coalesce(max(seq), 0) FROM feedback").fetchone()[0]
-            )
-
     def counted_since(self, container_tag: str, seq: int) -> int:
         """Feedback events of a container counted after ``seq``."""
         with self._lock:
