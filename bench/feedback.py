@@ -134,6 +134,8 @@ def evaluate(c: Container, questions: list[Question]) -> dict[str, list[float]]:
             figures = score(items, question.gold)
             out[f"{name}/ndcg@5"].append(figures["ndcg@5"])
             out[f"{name}/recall_all@5"].append(figures["recall_all@5"])
+            if learned and "learned" in event.latency_ms:  # the stage's own trace time
+                out["stage_ms"].append(event.latency_ms["learned"])
         pool = [c.turns_of.get(cand.version_id, frozenset()) for cand in event.candidates]
         found = frozenset().union(*pool) & question.gold if pool else frozenset()
         out["recall@50"].append(len(found) / len(question.gold))
@@ -178,6 +180,10 @@ def simulate(args: argparse.Namespace, correct: bool) -> list[dict[str, Any]]:
                     if serving is not None:
                         point["eta"] = c.runtime.core.ranker.propensity_of(serving.digest).eta
                 point["train_s"] = round(max(train_s), 3)
+                stage_ms = figures.pop("held_out/stage_ms", []) + figures.pop("asked/stage_ms", [])
+                if stage_ms:  # the learned stage's time per recall, as its traces give it
+                    point["stage_ms_p50"] = round(float(np.percentile(stage_ms, 50)), 3)
+                    point["stage_ms_p95"] = round(float(np.percentile(stage_ms, 95)), 3)
                 for name, values in figures.items():
                     point[name] = round(float(np.mean(values)), 4)
                 point["held_out_questions"] = len(figures["held_out/learned/ndcg@5"])

@@ -23,7 +23,8 @@ import numpy as np
 
 from mnemolog.eventlog.events import Candidate
 from mnemolog.projections.ranker.examples import Example, pairs_of
-from mnemolog.projections.ranker.features import FEATURES, HEAD, KEPT, History, candidate_features
+from mnemolog.projections.ranker.features import FEATURES, HEAD, KEPT, candidate_features
+from mnemolog.projections.ranker.histories import Histories
 from mnemolog.projections.ranker.model import train
 from mnemolog.projections.ranker.propensity import Propensity
 
@@ -49,7 +50,7 @@ def examples(rows: int, rng: random.Random) -> list[Example]:
     return out
 
 
-def stage_inputs(rng: random.Random) -> tuple[list[Candidate], list[list[History]], frozenset[str]]:
+def stage_inputs(rng: random.Random) -> tuple[list[Candidate], Histories, frozenset[str]]:
     ids = [f"ver_{i}" for i in range(CANDIDATES)]
     candidates = [
         Candidate(
@@ -66,12 +67,12 @@ def stage_inputs(rng: random.Random) -> tuple[list[Candidate], list[list[History
     # Earlier recalls of the same container: each showed 10 of these candidates (among
     # others), so each is in the histories of the candidates it showed.
     recalls = {f"trc_{r}": rng.sample(ids, HEAD) for r in range(CANDIDATES * KEPT // SHOWN)}
-    by_version: dict[str, History] = {v: History() for v in ids}
+    histories = Histories()
     for recall_id, pool in recalls.items():
         for position, version in enumerate(pool[:SHOWN], start=1):
-            seen = by_version[version].note(recall_id, frozenset(pool), position)
-            seen.used = rng.random() < 0.3
-    histories = [[by_version[v]] for v in ids]
+            histories.note(
+                version, "agent", recall_id, frozenset(pool), position, used=rng.random() < 0.3
+            )
     return candidates, histories, frozenset(ids[:HEAD])
 
 
@@ -95,12 +96,13 @@ def main() -> int:
     candidates, histories, pool = stage_inputs(rng)
     observed = [0] * CANDIDATES
     trust = [0.9] * CANDIDATES
+    ids = [c.version_id for c in candidates]
     stage_ms = []
     for _ in range(args.rounds):
         started = time.perf_counter()
         for _ in range(100):
-            x = candidate_features(candidates, histories, observed, trust, 10**18, pool,
-                                   propensity.of)  # fmt: skip
+            sums = histories.sums(ids, pool, lambda agent: True, propensity.of)
+            x = candidate_features(candidates, sums, observed, trust, 10**18)
             scores = model.score(x)
             sorted(range(len(scores)), key=lambda i: (-scores[i], i))
         stage_ms.append((time.perf_counter() - started) * 10)  # ms per recall

@@ -108,20 +108,14 @@ class LearnedStage:
             return counts[giver]
 
         version_ids = [c.version_id for c in rows]
-        histories = self.ranker.histories(version_ids, counted)
+        # Uses are weighed by the examination propensity the model was trained with.
+        propensity = NO_CORRECTION if model is None else self.ranker.propensity_of(model.digest)
+        sums = self.ranker.record_sums(version_ids, pool, counted, propensity.of)
         carried = self._trust.carried(version_ids) if self._trust is not None else {}
         prior = self._trust.params.prior_mean if self._trust is not None else 1.0
         trust = [c.trust if (c := carried.get(v)) is not None else prior for v in version_ids]
-        # Uses are weighed by the examination propensity the model was trained with.
-        propensity = NO_CORRECTION if model is None else self.ranker.propensity_of(model.digest)
         x = candidate_features(
-            rows,
-            histories,
-            [observed.get(label) for label in head],
-            trust,
-            reference,
-            pool,
-            propensity.of,
+            rows, sums, [observed.get(label) for label in head], trust, reference
         )
         reordered = list(order)
         scores: dict[int, float] = {}

@@ -15,10 +15,8 @@ logged scores alone.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
-import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -53,30 +51,6 @@ FEATURES: tuple[str, ...] = (
 LEARNED = frozenset(FEATURES) - {"fused", "position"}
 
 
-class Seen(msgspec.Struct, kw_only=True):
-    """One earlier recall a version was examined in: that recall's head, and what was said."""
-
-    pool: frozenset[str]
-    position: int  # where it was shown, 1-based
-    used: bool = False
-    grade: int | None = None
-
-
-class History(msgspec.Struct, kw_only=True):
-    """One version's record, as given by one agent, up to some point of the log: the latest
-    ``KEPT`` recalls that agent examined it in, by recall id."""
-
-    seen: dict[str, Seen] = {}
-
-    def note(self, recall_id: str, pool: frozenset[str], position: int) -> Seen:
-        found = self.seen.get(recall_id)
-        if found is None:
-            found = self.seen[recall_id] = Seen(pool=pool, position=position)
-            while len(self.seen) > KEPT:
-                del self.seen[next(iter(self.seen))]
-        return found
-
-
 def head_pool(candidates: Iterable[Candidate]) -> frozenset[str]:
     """The ``HEAD`` best candidates a recall ranked (before the ranker), by version id."""
     ranked = sorted(
@@ -88,52 +62,29 @@ def head_pool(candidates: Iterable[Candidate]) -> frozenset[str]:
 
 def candidate_features(
     candidates: Sequence[Candidate],
-    histories: Sequence[Sequence[History]],
+    sums: npt.NDArray[np.float64],
     observed_at: Sequence[int | None],
     trust: Sequence[float],
     now_ns: int,
-    pool: frozenset[str],
-    examined: Callable[[int], float] = lambda position: 1.0,
 ) -> npt.NDArray[np.float64]:
-    """One row per candidate, in the order given (the order before the ranker); each one's
-    histories are those of the agents whose feedback counts."""
-    best_fused = max((c.fused for c in candidates), default=0.0) or 1.0
-    rows = np.zeros((len(candidates), len(FEATURES)), dtype=np.float64)
-    # An earlier recall is in the history of each result it showed: its likeness once.
-    likeness: dict[str, float] = {}
-    for i, (c, own, at, t) in enumerate(
-        zip(candidates, histories, observed_at, trust, strict=True)
-    ):
-        age = 0.0 if at is None else max(0.0, (now_ns - at) / _NS_PER_DAY)
-        seen = expected = used = closest = graded = grades = 0.0
-        for history in own:
-            for recall_id, s in history.seen.items():
-                alike = likeness.get(recall_id)
-                if alike is None:
-                    alike = likeness[recall_id] = _alike(pool, s.pool)
-                seen += alike
-                expected += alike * examined(s.position)
-                if s.used:
-                    used += alike
-                    closest = max(closest, alike)
-                if s.grade is not None:
-                    graded += alike
-                    grades += alike * s.grade
-        rows[i] = (
-            c.fused / best_fused,
-            math.log1p(i),
-            math.log1p(seen),
-            (used + 0.25) / (expected + 1.0),
-            closest,
-            (grades + 1.5) / (graded + 1.0),
-            math.log1p(age),
-            t,
-        )
+    """One row per candidate, in the order given (the order before the ranker), from each
+    one's record summed over the earlier recalls like this one (``histories.Histories.sums``:
+    seen, expected, used, closest, graded, grades)."""
+    n = len(candidates)
+    fused = np.array([c.fused for c in candidates], dtype=np.float64)
+    best_fused = float(fused.max()) if n else 0.0
+    ages = np.array(
+        [0.0 if at is None else max(0.0, (now_ns - at) / _NS_PER_DAY) for at in observed_at],
+        dtype=np.float64,
+    )
+    seen, expected, used, closest, graded, grades = sums.T
+    rows = np.empty((n, len(FEATURES)), dtype=np.float64)
+    rows[:, 0] = fused / (best_fused or 1.0)
+    rows[:, 1] = np.log1p(np.arange(n, dtype=np.float64))
+    rows[:, 2] = np.log1p(seen)
+    rows[:, 3] = (used + 0.25) / (expected + 1.0)
+    rows[:, 4] = closest
+    rows[:, 5] = (grades + 1.5) / (graded + 1.0)
+    rows[:, 6] = np.log1p(ages)
+    rows[:, 7] = np.asarray(trust, dtype=np.float64)
     return rows
-
-
-def _alike(a: frozenset[str], b: frozenset[str]) -> float:
-    """The Jaccard overlap of two heads, from ``ALIKE`` up; under it, 0."""
-    shared = len(a & b)
-    overlap = shared / (len(a) + len(b) - shared) if shared else 0.0
-    return overlap if overlap >= ALIKE else 0.0

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import msgspec
 import numpy as np
+import numpy.typing as npt
 
 from ...eventlog import StoredRecord
 from ...eventlog.events import (
@@ -37,7 +38,8 @@ from ...eventlog.events import (
     RecallUsed,
 )
 from .examples import counted_only, pairs_of
-from .features import History, head_pool
+from .features import head_pool
+from .histories import Histories
 from .model import Model, train
 from .propensity import NONE, Propensity
 from .queries import GLOBAL, RankerQueries
@@ -116,8 +118,8 @@ class RankerProjection(RankerQueries):
 
     def __init__(self, path: Path) -> None:
         self._state_lock = threading.Lock()
-        # version id -> agent -> its record; read by every recall, so kept in memory
-        self._histories: dict[str, dict[str, History]] = {}
+        # each version's record by agent; read by every recall, so kept in memory
+        self._histories = Histories()
         self._serving: dict[str, Model] = {}
         self._hours: dict[tuple[str, str, int], int] = {}
         self._givers: set[tuple[str, str]] = set()  # (agent, container) that gave feedback
@@ -266,20 +268,15 @@ class RankerProjection(RankerQueries):
         with self._state_lock:
             if kind == "used":
                 for i, version in enumerate(versions):
-                    seen = self._history(version, agent).note(recall_id, pool, i + 1)
-                    seen.used = seen.used or i in items
+                    self._histories.note(version, agent, recall_id, pool, i + 1, used=i in items)
             else:
                 for i in items:
-                    seen = self._history(versions[i], agent).note(recall_id, pool, i + 1)
-                    seen.grade = grade
+                    self._histories.note(versions[i], agent, recall_id, pool, i + 1, grade=grade)
 
     def _gave(self, agent: str, container: str) -> None:
         with self._state_lock:
             self._givers.add((agent, container))
             self._feedback_in.add(container)
-
-    def _history(self, version: str, agent: str) -> History:
-        return self._histories.setdefault(version, {}).setdefault(agent, History())
 
     def _fold_trained(self, stored: StoredRecord, event: RankerTrained) -> None:
         model = self._fresh.pop(event.digest, None)
@@ -356,7 +353,7 @@ class RankerProjection(RankerQueries):
                 " ORDER BY f.seq"
             ).fetchall()
         with self._state_lock:
-            self._histories = {}
+            self._histories = Histories()
             self._hours = {}
             self._givers = set()
             self._feedback_in = set()
@@ -417,15 +414,17 @@ class RankerProjection(RankerQueries):
 
     # --- reads -----------------------------------------------------------------------------
 
-    def histories(
-        self, version_ids: Sequence[str], counts: Callable[[str], bool]
-    ) -> list[list[History]]:
-        """Each version's histories by the agents whose feedback ``counts``."""
+    def record_sums(
+        self,
+        version_ids: Sequence[str],
+        pool: frozenset[str],
+        counts: Callable[[str], bool],
+        examined: Callable[[int], float],
+    ) -> npt.NDArray[np.float64]:
+        """Each version's record in earlier recalls like one whose head is ``pool``, by the
+        agents whose feedback ``counts`` (``Histories.sums``)."""
         with self._state_lock:
-            return [
-                [h for agent, h in self._histories.get(v, {}).items() if counts(agent)]
-                for v in version_ids
-            ]
+            return self._histories.sums(version_ids, pool, counts, examined)
 
     def serving(self, container_tag: str | None) -> Model | None:
         """The model serving a container: its own, else the global one (None: no model)."""

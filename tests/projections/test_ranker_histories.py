@@ -1,0 +1,129 @@
+"""The learned stage's record sums, computed with arrays, against the same sums taken one
+remembered showing at a time, as the features' docstring defines them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mnemolog.projections.ranker.features import ALIKE, HEAD, KEPT
+from mnemolog.projections.ranker.histories import SUMS, Histories
+
+VERSIONS = [f"ver_{i}" for i in range(30)]
+AGENTS = ["alice", "bob", "carol"]
+
+showing = st.tuples(
+    st.integers(0, 59),  # the recall
+    st.sampled_from(AGENTS),
+    st.lists(st.sampled_from(VERSIONS), min_size=1, max_size=HEAD, unique=True),  # its head
+    st.lists(st.booleans(), min_size=10, max_size=10),  # which of the first shown were used
+    st.none() | st.integers(0, 3),  # a grade of the first shown
+)
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    shared = len(a & b)
+    overlap = shared / len(a | b) if shared else 0.0
+    return overlap if overlap >= ALIKE else 0.0
+
+
+def _reference(
+    feedback: list[tuple[int, str, list[str], list[bool], int | None]],
+    asked: list[str],
+    head: frozenset[str],
+    counted: set[str],
+    eta: float,
+) -> np.ndarray:
+    """Each version's record kept as a list per agent, in the order said, then summed."""
+    heads: dict[int, frozenset[str]] = {}
+    kept: dict[tuple[str, str], dict[int, dict[str, object]]] = {}
+    for recall, agent, shown, used, grade in feedback:
+        pool = heads.setdefault(recall, frozenset(shown))
+        for position, version in enumerate(sorted(pool)[:10], start=1):
+            record = kept.setdefault((version, agent), {})
+            if recall not in record:
+                record[recall] = {"position": position, "used": False, "grade": None}
+                if len(record) > KEPT:
+                    del record[next(iter(record))]
+            entry = record[recall]
+            entry["used"] = bool(entry["used"]) or used[position - 1]
+            if grade is not None and position == 1:
+                entry["grade"] = grade
+    out = np.zeros((len(asked), len(SUMS)))
+    for i, version in enumerate(asked):
+        for (v, agent), record in kept.items():
+            if v != version or agent not in counted:
+                continue
+            for recall, entry in record.items():
+                alike = _jaccard(head, heads[recall])
+                position = int(str(entry["position"]))
+                out[i, 0] += alike
+                out[i, 1] += alike * position**-eta
+                if entry["used"]:
+                    out[i, 2] += alike
+                    out[i, 3] = max(out[i, 3], alike)
+                if entry["grade"] is not None:
+                    out[i, 4] += alike
+                    out[i, 5] += alike * int(str(entry["grade"]))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    feedback=st.lists(showing, max_size=40),
+    head=st.lists(st.sampled_from(VERSIONS), min_size=1, max_size=HEAD, unique=True),
+    counted=st.sets(st.sampled_from(AGENTS)),
+    eta=st.sampled_from([0.0, 1.0, 1.3]),
+)
+def test_the_sums_are_those_of_each_showing_taken_in_turn(
+    feedback: list[tuple[int, str, list[str], list[bool], int | None]],
+    head: list[str],
+    counted: set[str],
+    eta: float,
+) -> None:
+    histories = Histories()
+    heads: dict[int, frozenset[str]] = {}
+    for recall, agent, shown, used, grade in feedback:
+        pool = heads.setdefault(recall, frozenset(shown))
+        for position, version in enumerate(sorted(pool)[:10], start=1):
+            histories.note(
+                version,
+                agent,
+                f"trc_{recall}",
+                pool,
+                position,
+                used=used[position - 1],
+                grade=grade if position == 1 else None,
+            )
+    asked = VERSIONS[:25]
+    got = histories.sums(asked, frozenset(head), lambda a: a in counted, lambda k: k**-eta)
+    want = _reference(feedback, asked, frozenset(head), counted, eta)
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_recall_unlike_this_one_counts_for_nothing() -> None:
+    histories = Histories()
+    alike = frozenset(VERSIONS[:20])
+    unlike = frozenset(VERSIONS[10:30])  # 10 of 30 shared: a third, under ALIKE
+    histories.note("ver_0", "alice", "trc_a", alike, 1, used=True)
+    histories.note("ver_10", "alice", "trc_b", unlike, 1, used=True, grade=3)
+    sums = histories.sums(["ver_0", "ver_10", "ver_29"], alike, lambda a: True, lambda k: 1.0)
+    seen, _, used, closest, graded, _ = sums.T
+    assert list(seen) == [1.0, 0.0, 0.0]
+    assert list(used) == [1.0, 0.0, 0.0]
+    assert list(closest) == [1.0, 0.0, 0.0]
+    assert list(graded) == [0.0, 0.0, 0.0]
+
+
+def test_only_the_latest_kept_recalls_of_an_agent_count() -> None:
+    histories = Histories()
+    pool = frozenset(VERSIONS[:20])
+    for n in range(KEPT + 8):
+        histories.note("ver_0", "alice", f"trc_{n}", pool, 1, used=n < 8)
+    (row,) = histories.sums(["ver_0"], pool, lambda a: True, lambda k: 1.0)
+    assert row[0] == KEPT  # the 8 oldest showings, the used ones, were dropped
+    assert row[2] == 0.0
+    assert math.isclose(row[1], KEPT)
