@@ -4,6 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 SERVING := $(VENV)/.serving
 STAMP := $(VENV)/.installed
+# The suite runs on every core (pytest-xdist), a module's tests on one worker, in order, as its
+# module-scoped servers and stores expect. PARALLEL= runs it in one process.
+PARALLEL ?= -n auto --dist loadfile
 
 .PHONY: serve test test-fast lint bench bench-quick clean
 
@@ -29,11 +32,11 @@ serve: $(SERVING)
 
 ## Run the whole test suite, slow end-to-end tier included.
 test: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest $(PARALLEL)
 
 ## The quick tier only (skips tests marked slow).
 test-fast: $(STAMP)
-	$(BIN)/pytest -m "not slow"
+	$(BIN)/pytest $(PARALLEL) -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -7,7 +7,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from .postgres import Server, started_server
+from .postgres import Server, started_server, throwaway_server
 
 
 @pytest.fixture(scope="session")
@@ -19,6 +19,14 @@ def postgres_server() -> Iterator[Server]:
 @pytest.fixture(scope="session")
 def postgres_url(postgres_server: Server) -> str:
     return postgres_server.url
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[Server]:
+    """A throwaway PostgreSQL cluster of the test's own, for a test that kills every connection
+    or restarts the server: the shared one serves other tests meanwhile (``make test`` runs
+    the suite on several workers)."""
+    yield from throwaway_server()
 
 
 @pytest.fixture

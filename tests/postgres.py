@@ -36,6 +36,11 @@ def started_server() -> Iterator[Server]:
         trial = os.environ.get("MNEMOLOG_POSTGRES_TRIAL")
         yield Server(given, Path(trial) if trial else None)
         return
+    yield from throwaway_server()
+
+
+def throwaway_server() -> Iterator[Server]:
+    """A throwaway cluster of its own (a temporary directory, loopback), stopped afterwards."""
     started = subprocess.run([str(TRIAL), "start"], capture_output=True, text=True, check=False)
     if started.returncode != 0:
         pytest.skip(f"no PostgreSQL to test against: {started.stderr.strip()}")

@@ -45,6 +45,10 @@ def test_quick_benchmark_writes_the_page_and_its_plots(tmp_path: Path) -> None:
             str(figures),
             "--dir",
             str(tmp_path),
+            # The quality tier runs the same scripts on another embedder; that embedder's own
+            # figures are held by the calibration and poisoning tests.
+            "--tiers",
+            "fast",
         ],
         capture_output=True,
         text=True,
@@ -61,7 +65,7 @@ def test_quick_benchmark_writes_the_page_and_its_plots(tmp_path: Path) -> None:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert path.parent == tmp_path / "benchmarks"
         assert f"](benchmarks/{path.name})" in text
-    # Every script ran to the end, for every tier.
+    # Every script ran to the end.
     for key, run in report["retrieval"]["runs"].items():
         assert "error" not in run, key
         dataset = key.split("/")[1]

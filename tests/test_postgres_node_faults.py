@@ -31,10 +31,10 @@ def acknowledged_count(writers: KeyedWriters) -> int:
 
 
 def test_two_nodes_lose_and_duplicate_nothing_under_kills_and_a_database_restart(
-    tmp_path: Path, log_url: str, postgres_server: Server
+    tmp_path: Path, own_postgres: Server
 ) -> None:
-    if postgres_server.trial is None:
-        pytest.skip("restarting PostgreSQL needs the throwaway cluster")
+    assert own_postgres.trial is not None
+    log_url = own_postgres.url
     ports = [free_port(), free_port()]
     urls = [f"http://127.0.0.1:{port}" for port in ports]
     procs = [serve_on(tmp_path / f"node-{n}", ports[n], log_url) for n in range(2)]
@@ -62,7 +62,7 @@ def test_two_nodes_lose_and_duplicate_nothing_under_kills_and_a_database_restart
                 ).fetchone()  # type: ignore[misc]
             assert killed >= 4  # each node's log writer, reader and listeners
             time.sleep(1.0)
-            restart(postgres_server.trial)
+            restart(own_postgres.trial)
             time.sleep(2.0)
         acked = {**on_a.acknowledged, **on_b.acknowledged}
         assert on_a.retries > 0 and on_b.retries > 0

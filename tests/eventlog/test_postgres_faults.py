@@ -21,10 +21,10 @@ WRITERS = 4
 
 
 @pytest.fixture
-def schema(postgres_server: Server) -> Iterator[str]:
+def schema(own_postgres: Server) -> Iterator[str]:
     name = fresh_schema()
     yield name
-    drop_schema(postgres_server.url, name)
+    drop_schema(own_postgres.url, name)
 
 
 class Writers(WriterThreads):
@@ -65,19 +65,18 @@ def kill_connections(url: str, schema: str) -> int:
 
 
 def test_killed_connections_and_a_restart_lose_and_duplicate_nothing(
-    postgres_server: Server, schema: str
+    own_postgres: Server, schema: str
 ) -> None:
-    if postgres_server.trial is None:
-        pytest.skip("the server is not a throwaway cluster: it is not restarted")
-    log = PostgresEventLog(postgres_server.url, schema=schema, poll_interval=0.1)
+    assert own_postgres.trial is not None
+    log = PostgresEventLog(own_postgres.url, schema=schema, poll_interval=0.1)
     try:
         with Writers(log) as writers:
             time.sleep(0.5)
             killed = 0
             for _ in range(3):
-                killed += kill_connections(postgres_server.url, schema)
+                killed += kill_connections(own_postgres.url, schema)
                 time.sleep(0.4)
-            restart(postgres_server.trial)
+            restart(own_postgres.trial)
             time.sleep(1.0)
         assert killed >= 3  # the writer's, the reader's or the listener's, each time
         assert writers.retries > 0  # the faults reached the writers
@@ -90,7 +89,7 @@ def test_killed_connections_and_a_restart_lose_and_duplicate_nothing(
         assert log.head().seq == len(records)
         # The log takes appends again, and another opening of it sees the same head.
         assert log.append([signal_draft("after")]).seqs == [len(records) + 1]
-        with PostgresEventLog(postgres_server.url, schema=schema) as again:
+        with PostgresEventLog(own_postgres.url, schema=schema) as again:
             assert again.head() == log.head()
     finally:
         log.close()
