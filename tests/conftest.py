@@ -10,6 +10,14 @@ from psycopg import sql
 from .postgres import Server, started_server, throwaway_server
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules with slow tests first, each module's tests kept in order: on several workers
+    (``make test``) the long modules start at once and the short ones fill in around them,
+    rather than one long module running alone at the end."""
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[Server]:
     """A real PostgreSQL server, for the session (see ``tests/postgres.py``)."""

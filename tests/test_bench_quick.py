@@ -49,6 +49,11 @@ def test_quick_benchmark_writes_the_page_and_its_plots(tmp_path: Path) -> None:
             # figures are held by the calibration and poisoning tests.
             "--tiers",
             "fast",
+            # Smaller still than --quick: every script runs to the end all the same.
+            "--sizes",
+            "500",
+            "--questions-per-conversation",
+            "20",
         ],
         capture_output=True,
         text=True,
