@@ -73,10 +73,8 @@ def candidate_features(
     n = len(candidates)
     fused = np.array([c.fused for c in candidates], dtype=np.float64)
     best_fused = float(fused.max()) if n else 0.0
-    ages = np.array(
-        [0.0 if at is None else max(0.0, (now_ns - at) / _NS_PER_DAY) for at in observed_at],
-        dtype=np.float64,
-    )
+    at = np.array([now_ns if a is None else a for a in observed_at], dtype=np.int64)
+    ages = np.maximum(0.0, (now_ns - at) / _NS_PER_DAY)
     seen, expected, used, closest, graded, grades = sums.T
     rows = np.empty((n, len(FEATURES)), dtype=np.float64)
     rows[:, 0] = fused / (best_fused or 1.0)

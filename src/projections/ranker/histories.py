@@ -12,15 +12,13 @@ likeness of every earlier recall and the sums of every candidate are a few numpy
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import accumulate
 
 import numpy as np
 import numpy.typing as npt
 
 from .features import ALIKE, HEAD, KEPT
 
-# The columns of a version's entries: the earlier recall's row, the agent's slot, the position
-# it was shown at (1-based), whether it was used, its grade (-1: none).
-_RECALL, _AGENT, _POSITION, _USED, _GRADE = range(5)
 # The sums ``features.py`` turns into a candidate's features, in this order.
 SUMS: tuple[str, ...] = ("seen", "expected", "used", "closest", "graded", "grades")
 
@@ -46,7 +44,9 @@ class Histories:
         self._agents: list[str] = []
         # version id -> agent slot -> recall row -> what that agent saw and said of it there
         self._records: dict[str, dict[int, dict[int, _Entry]]] = {}
-        self._arrays: dict[str, npt.NDArray[np.int64]] = {}  # built from _records on demand
+        # built from _records on demand: (recall row, agent, position), (used, graded, grade)
+        self._arrays: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = {}
+        self._examined: dict[Callable[[int], float], npt.NDArray[np.float64]] = {}
 
     def note(
         self,
@@ -90,34 +90,40 @@ class Histories:
         if not owners:
             return out
         parts = [self._entries(version_ids[i]) for i in owners]
-        entries = np.concatenate(parts)  # each owner's entries in one run, in owner order
-        starts = np.cumsum([0] + [len(a) for a in parts[:-1]])
+        # Each owner's entries in one run, in owner order: its run starts where the last ended.
+        where = np.concatenate([ints for ints, _ in parts], axis=1)
+        said = np.concatenate([floats for _, floats in parts], axis=1)
+        starts = list(accumulate([0] + [ints.shape[1] for ints, _ in parts[:-1]]))
+        recall_of, agent_of, positions = where
         # Each agent's standing is asked once, only of the agents in these records.
-        agent_of = entries[:, _AGENT]
         present = np.flatnonzero(np.bincount(agent_of))
         counted = np.zeros(len(self._agents), dtype=np.float64)
         counted[present] = [counts(self._agents[a]) for a in present]
-        positions = entries[:, _POSITION]
-        propensity = np.array([0.0] + [examined(p) for p in range(1, int(positions.max()) + 1)])
         # Each earlier recall's likeness once, however many of these versions it showed.
-        recall_of = entries[:, _RECALL]
         shown = np.zeros(len(self._recall_rows), dtype=bool)
         shown[recall_of] = True
         rows = np.flatnonzero(shown)
         likeness = np.zeros(len(self._recall_rows), dtype=np.float64)
         likeness[rows] = self._likeness(rows, head)
         alike = likeness[recall_of] * counted[agent_of]
-        weighed = np.empty((len(entries), 5), dtype=np.float64)
-        weighed[:, 0] = alike
-        weighed[:, 1] = alike * propensity[positions]
-        weighed[:, 2] = alike * entries[:, _USED]
-        grades = entries[:, _GRADE]
-        weighed[:, 3] = alike * (grades >= 0)
-        weighed[:, 4] = weighed[:, 3] * grades
-        summed = np.add.reduceat(weighed, starts, axis=0)
-        out[owners] = summed[:, [0, 1, 2, 2, 3, 4]]
-        out[owners, 3] = np.maximum.reduceat(weighed[:, 2], starts)
+        weighed = np.empty((5, len(alike)), dtype=np.float64)
+        weighed[0] = alike
+        weighed[1] = alike * self._propensities(examined, int(positions.max()))[positions]
+        np.multiply(said, alike, out=weighed[2:])  # used, graded, the grades
+        summed = np.add.reduceat(weighed, starts, axis=1)
+        out[owners] = summed[[0, 1, 2, 2, 3, 4]].T
+        out[owners, 3] = np.maximum.reduceat(weighed[2], starts)
         return out
+
+    def _propensities(
+        self, examined: Callable[[int], float], deepest: int
+    ) -> npt.NDArray[np.float64]:
+        """``examined`` of each position up to ``deepest`` (index 0 unused), kept per function."""
+        table = self._examined.get(examined)
+        if table is None or len(table) <= deepest:
+            table = np.array([0.0] + [examined(p) for p in range(1, max(deepest, HEAD) + 1)])
+            self._examined[examined] = table
+        return table
 
     def _likeness(
         self, rows: npt.NDArray[np.int64], head: frozenset[str]
@@ -132,17 +138,23 @@ class Histories:
         overlap = np.divide(shared, union, out=np.zeros(len(rows)), where=shared > 0)
         return np.where(overlap >= ALIKE, overlap, 0.0)
 
-    def _entries(self, version: str) -> npt.NDArray[np.int64]:
+    def _entries(self, version: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """A version's entries, one column each: (recall row, agent slot, position) and (used,
+        graded, grade), built again only after the version's record changed."""
         found = self._arrays.get(version)
         if found is None:
-            found = self._arrays[version] = np.array(
-                [
-                    (row, agent, e.position, e.used, e.grade)
-                    for agent, by_recall in self._records[version].items()
-                    for row, e in by_recall.items()
-                ],
-                dtype=np.int64,
-            ).reshape(-1, 5)
+            entries = [
+                (row, agent, e.position, e.used, e.grade)
+                for agent, by_recall in self._records[version].items()
+                for row, e in by_recall.items()
+            ]
+            ints = np.array([e[:3] for e in entries], dtype=np.int64).reshape(-1, 3).T.copy()
+            floats = (
+                np.array([(e[3], e[4] >= 0, max(e[4], 0)) for e in entries], dtype=np.float64)
+                .reshape(-1, 3)
+                .T.copy()
+            )
+            found = self._arrays[version] = (ints, floats)
         return found
 
     def _recall_row(self, recall_id: str, head: frozenset[str]) -> int:
