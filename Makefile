@@ -5,8 +5,9 @@ BIN := $(VENV)/bin
 SERVING := $(VENV)/.serving
 STAMP := $(VENV)/.installed
 # The suite runs on every core (pytest-xdist), a module's tests on one worker, in order, as its
-# module-scoped servers and stores expect. PARALLEL= runs it in one process.
-PARALLEL ?= -n auto --dist loadfile
+# module-scoped servers and stores expect; modules in the order collected (slow ones first,
+# tests/conftest.py), not by their number of tests. PARALLEL= runs it in one process.
+PARALLEL ?= -n auto --dist loadfile --no-loadscope-reorder
 
 .PHONY: serve test test-fast lint bench bench-quick clean
 
