@@ -185,6 +185,29 @@ def test_exploration_is_logged_bounded_and_only_for_agents_that_give_feedback(
         assert r.served == swapped
 
 
+def test_exploration_swaps_only_within_what_is_served_when_fewer_match_than_the_limit(
+    runtime: Runtime,
+) -> None:
+    """A container holding one matching memory, then two: an explored recall never swaps
+    past the end of what is served (it once failed with an index error, at random)."""
+    runtime.core.writes.write("home", [NewMemory(content=FACTS[0])], USER)
+    runtime.core.fulltext.index.commit()
+    first = recall(runtime, HELPER)
+    assert len(first.served) == 1
+    runtime.core.usage.used(first.recall_id, HELPER, "rest", version_ids=[])
+    alone = [recall(runtime, HELPER) for _ in range(150)]
+    assert all(r.served == first.served and "explore" not in r.params for r in alone)
+
+    runtime.core.writes.write("home", [NewMemory(content=FACTS[1])], USER)
+    runtime.core.fulltext.index.commit()
+    pairs = [recall(runtime, HELPER) for _ in range(300)]
+    plain = next(r.served for r in pairs if "explore" not in r.params)
+    assert len(plain) == 2
+    explored = [r for r in pairs if "explore" in r.params]
+    assert explored, "5% of 300 recalls explore: none did"
+    assert all(r.params["explore"] == 1 and r.served == plain[::-1] for r in explored)
+
+
 def test_a_spamming_agent_under_the_trust_floor_gains_nothing(tmp_path: Path) -> None:
     """The same store twice, the same honest feedback; in one, an agent whose trust fell
     under 0.5 also says, hundreds of times, that its own memories helped. Its memories' share

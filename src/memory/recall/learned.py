@@ -124,8 +124,10 @@ class LearnedStage:
             scores = {label: round(float(v), 9) for label, v in zip(head, values, strict=True)}
             ranked = sorted(range(len(head)), key=lambda i: (-values[i], i))
             reordered = [head[i] for i in ranked] + order[len(head) :]
-        explore = self._explore(agent, container_tag, recall_id, limit, as_ranked)
-        if explore is not None:
+        # A swap needs two served results: the pool may be shorter than the limit.
+        servable = min(limit, len(reordered))
+        explore = self._explore(agent, container_tag, recall_id, servable, as_ranked)
+        if explore is not None and explore < servable:
             k = explore - 1
             reordered[k], reordered[k + 1] = reordered[k + 1], reordered[k]
         return Learned(
@@ -146,21 +148,21 @@ class LearnedStage:
         agent: str,
         container_tag: str | None,
         recall_id: str,
-        limit: int,
+        servable: int,
         as_ranked: AsRanked | None,
     ) -> int | None:
         if as_ranked is not None:
             return as_ranked.explore
         if (
             container_tag is None
-            or limit < 2
+            or servable < 2
             or not self.ranker.gives_feedback(agent, container_tag)
         ):
             return None
         draw = int.from_bytes(hashlib.sha256(recall_id.encode()).digest()[:8], "big")
         if (draw % 1_000_000) / 1_000_000 >= EXPLORE:
             return None
-        return 1 + (draw // 1_000_000) % (min(EXPLORED, limit) - 1)
+        return 1 + (draw // 1_000_000) % (min(EXPLORED, servable) - 1)
 
 
 def logged(learned: Learned, served: list[int], version_of: dict[int, str]) -> LearnedRanking:
