@@ -14,11 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 import numpy as np
 
+from mnemolog.embedding.identity import EmbedderIdentity
 from mnemolog.embedding.select import open_embedder
 from mnemolog.memory.poisoning.fit import features_of, train
 from mnemolog.memory.poisoning.head import HEADS_DIR, Head, head_file
@@ -37,6 +39,7 @@ TRAINING = {
 }
 VERSION = 1
 TIERS = ("fast", "quality")
+Embedded = tuple[EmbedderIdentity, np.ndarray]
 
 
 def labelled() -> tuple[list[str], np.ndarray, dict[str, int]]:
@@ -55,14 +58,19 @@ def labelled() -> tuple[list[str], np.ndarray, dict[str, int]]:
     return texts, np.array(labels), counts
 
 
-def heads() -> list[Head]:
+def heads(embed: Callable[[str, list[str]], Embedded] | None = None) -> list[Head]:
+    """Each tier's head; ``embed`` (tier, texts) may supply the vectors already computed."""
     texts, y, counts = labelled()
     out = []
     for tier in TIERS:
-        embedder = open_embedder(tier, Settings().model_cache)
-        x = features_of(texts, embedder.embed(texts))
-        out.append(train(embedder.identity, x, y, counts, version=VERSION))
+        identity, vectors = (embed or embedded)(tier, texts)
+        out.append(train(identity, features_of(texts, vectors), y, counts, version=VERSION))
     return out
+
+
+def embedded(tier: str, texts: list[str]) -> Embedded:
+    embedder = open_embedder(tier, Settings().model_cache)
+    return embedder.identity, embedder.embed(texts)
 
 
 def same(a: Head, b: Head) -> bool:
@@ -76,24 +84,32 @@ def same(a: Head, b: Head) -> bool:
     )
 
 
+def stale(made: list[Head]) -> list[str]:
+    """The shipped head files that are not what ``made`` holds."""
+    out = []
+    for head in made:
+        path = OUT / head_file(head.embedder)
+        shipped = msgspec.json.decode(path.read_bytes(), type=Head) if path.exists() else None
+        if shipped is None or not same(shipped, head):
+            out.append(path.name)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
+    made = heads()
+    if args.check:
+        if differ := stale(made):
+            print(f"not what the corpora give: {', '.join(differ)}", file=sys.stderr)
+            sys.exit(1)
+        return
     OUT.mkdir(parents=True, exist_ok=True)
-    stale = []
-    for head in heads():
+    for head in made:
         path = OUT / head_file(head.embedder)
-        if args.check:
-            shipped = msgspec.json.decode(path.read_bytes(), type=Head) if path.exists() else None
-            if shipped is None or not same(shipped, head):
-                stale.append(path.name)
-            continue
         path.write_bytes(msgspec.json.format(msgspec.json.encode(head), indent=1) + b"\n")
         print(f"{path.relative_to(ROOT)}: cut {head.cut}, {len(head.weights)} weights")
-    if stale:
-        print(f"not what the corpora give: {', '.join(stale)}", file=sys.stderr)
-        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,9 @@ rules on the labelled corpora, and that every write surface gives it the write's
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from mnemolog.embedding.identity import EmbedderIdentity
-from mnemolog.embedding.select import open_embedder, tier_identity
+from mnemolog.embedding.select import tier_identity
 from mnemolog.eventlog import Actor
 from mnemolog.eventlog.events import DocumentIngested, MemoryFlagged, ProfileUpdated
 from mnemolog.memory import NewMemory
@@ -88,25 +88,39 @@ def test_the_head_flags_what_no_rule_does_and_clears_a_rule_hit_it_is_sure_of() 
     assert detector.flags_of([fact, attack], [sure, unsure]) == [LEARNED]
 
 
-@pytest.fixture(scope="module", params=["fast", "quality"])
-def tier(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+# The tool that writes the shipped heads, run here on vectors embedded once for both tests.
+_spec = importlib.util.spec_from_file_location(
+    "train_poisoning_head", ROOT / "tools" / "train_poisoning_head.py"
+)
+assert _spec is not None and _spec.loader is not None
+trainer = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(trainer)
 
 
+@functools.cache
+def embedded(tier: str) -> tuple[EmbedderIdentity, np.ndarray]:
+    """Every training text (attacks, then benign, set by set), embedded by ``tier``'s model."""
+    texts, _, _ = trainer.labelled()
+    identity, vectors = trainer.embedded(tier, texts)
+    return identity, vectors
+
+
+def test_the_training_sets_are_every_labelled_file_but_the_held_out_batch() -> None:
+    named = {f for pair in trainer.TRAINING.values() for f in pair}
+    assert named == {p.name for p in DATA.glob("*.jsonl") if not p.name.startswith(HELD_OUT)}
+
+
+@pytest.mark.parametrize("tier", ["fast", "quality"])
 def test_on_every_training_set_the_detector_does_no_worse_than_the_rules(tier: str) -> None:
-    embedder = open_embedder(tier, Settings().model_cache)
-    detector = Detector.for_embedder(embedder.identity)
+    identity, vectors = embedded(tier)
+    detector = Detector.for_embedder(identity)
     assert detector.head is not None
-    totals = {"attacks": [0, 0], "benign": [0, 0]}  # [detector, rules]
-    for path in sorted(DATA.glob("*.jsonl")):
-        if path.name.startswith(HELD_OUT):
-            continue
-        kind = "attacks" if "attacks" in path.name else "benign"
-        texts = [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines()]
-        for text, vector in zip(texts, embedder.embed(texts), strict=True):
-            totals[kind][0] += detector.verdict(text, vector).flagged
-            totals[kind][1] += detect(text).flagged
-    (caught, ruled), (bothered, ruled_benign) = totals["attacks"], totals["benign"]
+    texts, labels, _ = trainer.labelled()
+    totals = {1: [0, 0], 0: [0, 0]}  # label -> [detector, rules]
+    for text, label, vector in zip(texts, labels, vectors, strict=True):
+        totals[int(label)][0] += detector.verdict(text, vector).flagged
+        totals[int(label)][1] += detect(text).flagged
+    (caught, ruled), (bothered, ruled_benign) = totals[1], totals[0]
     assert caught > ruled and bothered <= ruled_benign
 
 
@@ -152,13 +166,8 @@ def test_every_write_surface_gives_the_head_its_vector(runtime: Runtime) -> None
 
 @pytest.mark.slow
 def test_the_shipped_heads_are_what_the_corpora_give() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "train_poisoning_head.py"), "--check"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    """What ``tools/train_poisoning_head.py --check`` checks, on the vectors embedded above."""
+    assert trainer.stale(trainer.heads(lambda tier, _: embedded(tier))) == []
 
 
 def test_a_head_file_round_trips() -> None:
