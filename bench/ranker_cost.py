@@ -18,6 +18,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -36,6 +37,10 @@ from mnemolog.projections.ranker.propensity import Propensity
 
 SHOWN = 10
 CANDIDATES = 50
+
+
+def everyone(agents: Sequence[str]) -> list[bool]:
+    return [True] * len(agents)
 
 
 def examples(rows: int, rng: random.Random) -> list[Example]:
@@ -111,7 +116,7 @@ def main() -> int:
         stage_ms.append((time.perf_counter() - started) * 10)  # ms per recall
         started = time.perf_counter()
         for _ in range(100):
-            sums = histories.sums(ids, pool, lambda agent: True, propensity.of)
+            sums = histories.sums(ids, pool, everyone, propensity.of)
             x = candidate_features(candidates, sums, observed, trust, 10**18)
             model.score(x)
         all_ms.append((time.perf_counter() - started) * 10)
@@ -140,7 +145,7 @@ def stage(
     head, the head's record sums and features, the model's scores, the head's new order."""
     pool = head_pool(candidates)
     head = candidates[:HEAD]
-    sums = histories.sums([c.version_id for c in head], pool, lambda agent: True, propensity.of)
+    sums = histories.sums([c.version_id for c in head], pool, everyone, propensity.of)
     x = candidate_features(head, sums, observed[:HEAD], trust[:HEAD], 10**18)
     scores = model.score(x)
     return sorted(range(len(head)), key=lambda i: (-scores[i], i))

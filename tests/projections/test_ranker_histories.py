@@ -4,6 +4,7 @@ remembered showing at a time, as the features' docstring defines them."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from hypothesis import given, settings
@@ -22,6 +23,14 @@ showing = st.tuples(
     st.lists(st.booleans(), min_size=10, max_size=10),  # which of the first shown were used
     st.none() | st.integers(0, 3),  # a grade of the first shown
 )
+
+
+def everyone(agents: Sequence[str]) -> list[bool]:
+    return [True] * len(agents)
+
+
+def among(counted: set[str]) -> Callable[[Sequence[str]], list[bool]]:
+    return lambda agents: [a in counted for a in agents]
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -99,7 +108,7 @@ def test_the_sums_are_those_of_each_showing_taken_in_turn(
                 grade=grade if position == 1 else None,
             )
     asked = VERSIONS[:25]
-    got = histories.sums(asked, frozenset(head), lambda a: a in counted, lambda k: k**-eta)
+    got = histories.sums(asked, frozenset(head), among(counted), lambda k: k**-eta)
     want = _reference(feedback, asked, frozenset(head), counted, eta)
     assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
 
@@ -110,7 +119,7 @@ def test_a_recall_unlike_this_one_counts_for_nothing() -> None:
     unlike = frozenset(VERSIONS[10:30])  # 10 of 30 shared: a third, under ALIKE
     histories.note("ver_0", "alice", "trc_a", alike, 1, used=True)
     histories.note("ver_10", "alice", "trc_b", unlike, 1, used=True, grade=3)
-    sums = histories.sums(["ver_0", "ver_10", "ver_29"], alike, lambda a: True, lambda k: 1.0)
+    sums = histories.sums(["ver_0", "ver_10", "ver_29"], alike, everyone, lambda k: 1.0)
     seen, _, used, closest, graded, _ = sums.T
     assert list(seen) == [1.0, 0.0, 0.0]
     assert list(used) == [1.0, 0.0, 0.0]
@@ -123,7 +132,40 @@ def test_only_the_latest_kept_recalls_of_an_agent_count() -> None:
     pool = frozenset(VERSIONS[:20])
     for n in range(KEPT + 8):
         histories.note("ver_0", "alice", f"trc_{n}", pool, 1, used=n < 8)
-    (row,) = histories.sums(["ver_0"], pool, lambda a: True, lambda k: 1.0)
+    (row,) = histories.sums(["ver_0"], pool, everyone, lambda k: 1.0)
     assert row[0] == KEPT  # the 8 oldest showings, the used ones, were dropped
     assert row[2] == 0.0
     assert math.isclose(row[1], KEPT)
+
+
+def test_evictions_of_several_agents_interleaved_keep_the_sums_exact() -> None:
+    """Every agent shown the same few versions in far more than ``KEPT`` recalls, in turns:
+    each use, grade and eviction lands on the right entry of the shared record."""
+    rng = np.random.default_rng(7)
+    feedback = []
+    for recall in range(3 * KEPT + 30):
+        shown = [str(v) for v in rng.choice(VERSIONS[:14], size=12, replace=False)]
+        used = [bool(u) for u in rng.random(10) < 0.3]
+        grade = None if rng.random() < 0.5 else int(rng.integers(0, 4))
+        for agent in AGENTS if recall % 3 else AGENTS[::-1]:
+            feedback.append((recall, agent, shown, used, grade))
+    histories = Histories()
+    heads: dict[int, frozenset[str]] = {}
+    for recall, agent, shown, used, grade in feedback:
+        pool = heads.setdefault(recall, frozenset(shown))
+        for position, version in enumerate(sorted(pool)[:10], start=1):
+            histories.note(
+                version,
+                agent,
+                f"trc_{recall}",
+                pool,
+                position,
+                used=used[position - 1],
+                grade=grade if position == 1 else None,
+            )
+    head = frozenset(VERSIONS[:14])
+    for counted in ({"alice"}, set(AGENTS)):
+        got = histories.sums(VERSIONS[:16], head, among(counted), lambda k: k**-1.1)
+        want = _reference(feedback, VERSIONS[:16], head, counted, 1.1)
+        assert got[:, 0].max() > 0
+        assert np.allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -17,7 +17,7 @@ explored on.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 
@@ -28,6 +28,7 @@ from ...projections.ranker.projection import RankerProjection
 from ...projections.ranker.propensity import EXPLORED
 from ...projections.ranker.propensity import NONE as NO_CORRECTION
 from ...projections.trust.projection import TrustProjection
+from ...projections.trust.rows import Carried
 from .messages import AsRanked
 
 __all__ = ["EXPLORE", "FEATURES", "LearnedStage", "Standing", "logged"]
@@ -40,7 +41,7 @@ TRUST_FLOOR = 0.5
 
 class Learned(msgspec.Struct, kw_only=True):
     order: list[int]
-    features: dict[int, list[float]]  # label -> its features (the head's)
+    features: dict[int, list[float]]  # label -> its features (the head's), as computed
     scores: dict[int, float]  # label -> the model's score (the head's, with a model)
     digest: str | None
     explore: int | None
@@ -60,17 +61,31 @@ class Standing:
         value = 1.0 if self._trust is None else self._trust.trust_of(agent)
         return value if value >= TRUST_FLOOR else 0.0
 
+    def of_many(self, agents: Sequence[str]) -> list[float]:
+        """Each agent's standing, read at once (a recall asks it of every agent in the
+        records of its head)."""
+        held = self._held()
+        trusts = [1.0] * len(agents) if self._trust is None else self._trust.trusts_of(agents)
+        return [
+            0.0 if a in held or t < TRUST_FLOOR else t for a, t in zip(agents, trusts, strict=True)
+        ]
+
 
 class LearnedStage:
     def __init__(
         self,
         ranker: RankerProjection,
         trust: TrustProjection | None,
-        standing: Callable[[str], float],
+        standing: Standing,
     ) -> None:
         self.ranker = ranker
         self._trust = trust
         self._standing = standing
+
+    @staticmethod
+    def head(limit: int) -> int:
+        """How many of the order the stage reorders."""
+        return max(HEAD, limit)
 
     def runs(self, container_tag: str, as_ranked: AsRanked | None) -> bool:
         """Whether the stage has anything to do in a recall of this container: a model to
@@ -88,6 +103,7 @@ class LearnedStage:
         candidates: dict[int, Candidate],
         observed: dict[int, int],
         reference: int,
+        carried: Mapping[str, Carried],
         container_tag: str,
         agent: str,
         recall_id: str,
@@ -97,21 +113,13 @@ class LearnedStage:
         """``order`` with its head reordered by the serving model (or ``as_ranked``'s), then
         perhaps one adjacent pair of the served top five swapped."""
         model = self._model(container_tag, as_ranked)
-        head = order[: max(HEAD, limit)]
+        head = order[: self.head(limit)]
         pool = head_pool(candidates.values())
         rows = [candidates[label] for label in head]
-        counts: dict[str, bool] = {}
-
-        def counted(giver: str) -> bool:
-            if giver not in counts:
-                counts[giver] = self._standing(giver) > 0.0
-            return counts[giver]
-
         version_ids = [c.version_id for c in rows]
         # Uses are weighed by the examination propensity the model was trained with.
         propensity = NO_CORRECTION if model is None else self.ranker.propensity_of(model.digest)
-        sums = self.ranker.record_sums(version_ids, pool, counted, propensity.of)
-        carried = self._trust.carried(version_ids) if self._trust is not None else {}
+        sums = self.ranker.record_sums(version_ids, pool, self._counted, propensity.of)
         prior = self._trust.params.prior_mean if self._trust is not None else 1.0
         trust = [c.trust if (c := carried.get(v)) is not None else prior for v in version_ids]
         x = candidate_features(
@@ -132,11 +140,15 @@ class LearnedStage:
             reordered[k], reordered[k + 1] = reordered[k + 1], reordered[k]
         return Learned(
             order=reordered,
-            features={label: [round(float(v), 9) for v in x[i]] for i, label in enumerate(head)},
+            features=dict(zip(head, x.tolist(), strict=True)),
             scores=scores,
             digest=None if model is None else model.digest,
             explore=explore,
         )
+
+    def _counted(self, agents: Sequence[str]) -> list[bool]:
+        """Whether each agent's feedback counts now."""
+        return [w > 0.0 for w in self._standing.of_many(agents)]
 
     def _model(self, container_tag: str | None, as_ranked: AsRanked | None) -> Model | None:
         if as_ranked is not None:
@@ -169,6 +181,11 @@ def logged(learned: Learned, served: list[int], version_of: dict[int, str]) -> L
     """What a recall logs of its learned stage: the features of what it served, the score of
     each candidate the model reordered."""
     return LearnedRanking(
-        features={version_of[r]: learned.features[r] for r in served if r in learned.features},
+        # Rounded as logged, and only what is logged: Python's ``round`` is exact in decimal.
+        features={
+            version_of[r]: [round(v, 9) for v in learned.features[r]]
+            for r in served
+            if r in learned.features
+        },
         scores={version_of[r]: score for r, score in learned.scores.items()},
     )

@@ -364,15 +364,20 @@ class Recall:
             for f in fused
         }
         learned = None
+        carried: dict[str, Carried] | None = None
         tag = request.container_tag
         stage = self.learned if request.learned and tag is not None else None
         if stage is not None and tag is not None and stage.runs(tag, request.as_ranked):
+            # What the head's versions carry, read once: the stage weighs their writers'
+            # trust, and what it serves (from its head) is shown with it.
+            carried = self._carried([stamps[r][0] for r in order[: stage.head(request.limit)]])
             with apart("learned"):  # timed on its own, out of the lap it runs in
                 learned = stage.apply(
                     order=order,
                     candidates=candidates,
                     observed=observed,
                     reference=reference,
+                    carried=carried,
                     container_tag=tag,
                     agent=agent,
                     recall_id=recall_id,
@@ -383,7 +388,8 @@ class Recall:
         served = order[: request.limit]
         by_label = {f.label: f for f in fused}
         rows = self._memories.by_row_ids(served)
-        carried = self._carried([rows[r].version_id for r in served if r in rows])
+        if carried is None:
+            carried = self._carried([rows[r].version_id for r in served if r in rows])
         newer_of: dict[int, list[int]] = {}
         for newer, older in links:
             newer_of.setdefault(older, []).append(newer)

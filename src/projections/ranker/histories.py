@@ -4,9 +4,10 @@ A version's record holds, per agent, the latest ``KEPT`` recalls that agent exam
 recall id): where it was shown, whether it was used, the grade given. A recall's learned stage
 needs, for each of its candidates, sums over those records weighted by how alike each earlier
 recall is to it (``features.py``). Summed entry by entry in Python, a head of 20 memories with
-full records took over a millisecond; here each version's entries are one small array (built
-again only after it changes), each earlier recall's head is a row of version slots, and the
-likeness of every earlier recall and the sums of every candidate are a few numpy operations.
+full records took over a millisecond; here each version's entries are columns of two small
+arrays that a use or a grade writes in place, each earlier recall's head is a row of version
+slots, and the likeness of every earlier recall and the sums of every candidate are a few numpy
+operations.
 """
 
 from __future__ import annotations
@@ -23,13 +24,49 @@ from .features import ALIKE, HEAD, KEPT
 SUMS: tuple[str, ...] = ("seen", "expected", "used", "closest", "graded", "grades")
 
 
-class _Entry:
-    __slots__ = ("grade", "position", "used")
+class _Record:
+    """One version's entries as columns that grow in place: (recall row, agent slot,
+    position) and (used, graded, grade). An agent keeps its latest ``KEPT``; the oldest is
+    dropped by moving the last column into its place, so nothing is rebuilt when a use or a
+    grade is said."""
 
-    def __init__(self, position: int) -> None:
-        self.position = position
-        self.used = False
-        self.grade = -1
+    __slots__ = ("column", "floats", "ints", "rows_of", "size")
+
+    def __init__(self) -> None:
+        self.column: dict[tuple[int, int], int] = {}  # (agent slot, recall row) -> column
+        self.rows_of: dict[int, dict[int, None]] = {}  # agent slot -> its rows, oldest first
+        self.ints = np.zeros((3, 4), dtype=np.int64)
+        self.floats = np.zeros((3, 4), dtype=np.float64)
+        self.size = 0
+
+    def entry(self, agent: int, row: int, position: int) -> int:
+        """The column of ``agent``'s entry for recall ``row``, made if new."""
+        found = self.column.get((agent, row))
+        if found is not None:
+            return found
+        rows = self.rows_of.setdefault(agent, {})
+        rows[row] = None
+        if len(rows) > KEPT:
+            oldest = next(iter(rows))
+            del rows[oldest]
+            self._drop(self.column.pop((agent, oldest)))
+        if self.size == self.ints.shape[1]:
+            self.ints = np.concatenate([self.ints, np.zeros_like(self.ints)], axis=1)
+            self.floats = np.concatenate([self.floats, np.zeros_like(self.floats)], axis=1)
+        at = self.column[(agent, row)] = self.size
+        self.size += 1
+        self.ints[:, at] = (row, agent, position)
+        self.floats[:, at] = 0.0
+        return at
+
+    def _drop(self, at: int) -> None:
+        last = self.size - 1
+        if at != last:
+            self.ints[:, at] = self.ints[:, last]
+            self.floats[:, at] = self.floats[:, last]
+            moved_row, moved_agent = int(self.ints[0, at]), int(self.ints[1, at])
+            self.column[(moved_agent, moved_row)] = at
+        self.size = last
 
 
 class Histories:
@@ -42,10 +79,7 @@ class Histories:
         self._head_sizes = np.zeros(64, dtype=np.int64)
         self._agent_slots: dict[str, int] = {}
         self._agents: list[str] = []
-        # version id -> agent slot -> recall row -> what that agent saw and said of it there
-        self._records: dict[str, dict[int, dict[int, _Entry]]] = {}
-        # built from _records on demand: (recall row, agent, position), (used, graded, grade)
-        self._arrays: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = {}
+        self._records: dict[str, _Record] = {}
         self._examined: dict[Callable[[int], float], npt.NDArray[np.float64]] = {}
 
     def note(
@@ -62,23 +96,20 @@ class Histories:
         """An agent examined ``version`` at ``position`` in a recall whose head was ``head``;
         a use is kept once said, a grade replaces the earlier one."""
         row = self._recall_row(recall_id, head)
-        agent_slot = self._agent_slot(agent)
-        by_recall = self._records.setdefault(version, {}).setdefault(agent_slot, {})
-        entry = by_recall.get(row)
-        if entry is None:
-            entry = by_recall[row] = _Entry(position)
-            while len(by_recall) > KEPT:
-                del by_recall[next(iter(by_recall))]
-        entry.used = entry.used or used
+        record = self._records.get(version)
+        if record is None:
+            record = self._records[version] = _Record()
+        at = record.entry(self._agent_slot(agent), row, position)
+        if used:
+            record.floats[0, at] = 1.0
         if grade is not None:
-            entry.grade = grade
-        self._arrays.pop(version, None)
+            record.floats[1:, at] = (1.0, grade)
 
     def sums(
         self,
         version_ids: Sequence[str],
         head: frozenset[str],
-        counts: Callable[[str], bool],
+        counts: Callable[[Sequence[str]], Sequence[bool]],
         examined: Callable[[int], float],
     ) -> npt.NDArray[np.float64]:
         """One row per version, the columns of ``SUMS``: over the earlier recalls in its
@@ -98,7 +129,7 @@ class Histories:
         # Each agent's standing is asked once, only of the agents in these records.
         present = np.flatnonzero(np.bincount(agent_of))
         counted = np.zeros(len(self._agents), dtype=np.float64)
-        counted[present] = [counts(self._agents[a]) for a in present]
+        counted[present] = counts([self._agents[a] for a in present])
         # Each earlier recall's likeness once, however many of these versions it showed.
         shown = np.zeros(len(self._recall_rows), dtype=bool)
         shown[recall_of] = True
@@ -139,23 +170,10 @@ class Histories:
         return np.where(overlap >= ALIKE, overlap, 0.0)
 
     def _entries(self, version: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        """A version's entries, one column each: (recall row, agent slot, position) and (used,
-        graded, grade), built again only after the version's record changed."""
-        found = self._arrays.get(version)
-        if found is None:
-            entries = [
-                (row, agent, e.position, e.used, e.grade)
-                for agent, by_recall in self._records[version].items()
-                for row, e in by_recall.items()
-            ]
-            ints = np.array([e[:3] for e in entries], dtype=np.int64).reshape(-1, 3).T.copy()
-            floats = (
-                np.array([(e[3], e[4] >= 0, max(e[4], 0)) for e in entries], dtype=np.float64)
-                .reshape(-1, 3)
-                .T.copy()
-            )
-            found = self._arrays[version] = (ints, floats)
-        return found
+        """A version's live entries, one column each: (recall row, agent slot, position) and
+        (used, graded, grade)."""
+        record = self._records[version]
+        return record.ints[:, : record.size], record.floats[:, : record.size]
 
     def _recall_row(self, recall_id: str, head: frozenset[str]) -> int:
         row = self._recall_rows.get(recall_id)

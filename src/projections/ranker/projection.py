@@ -418,7 +418,7 @@ class RankerProjection(RankerQueries):
         self,
         version_ids: Sequence[str],
         pool: frozenset[str],
-        counts: Callable[[str], bool],
+        counts: Callable[[Sequence[str]], Sequence[bool]],
         examined: Callable[[int], float],
     ) -> npt.NDArray[np.float64]:
         """Each version's record in earlier recalls like one whose head is ``pool``, by the

@@ -65,6 +65,16 @@ class TrustQueries(SqliteProjection):
             evidence = self._scores.get(agent)
         return self.params.prior_mean if evidence is None else self.params.mean(*evidence)
 
+    def trusts_of(self, agents: Sequence[str]) -> list[float]:
+        """``trust_of`` of each agent, read under one lock."""
+        mean, prior, users = self.params.mean, self.params.prior_mean, self._users
+        with self._scores_lock:
+            found = [self._scores.get(a) for a in agents]
+        return [
+            1.0 if a in users else prior if e is None else mean(*e)
+            for a, e in zip(agents, found, strict=True)
+        ]
+
     def score(self, agent: str) -> AgentScore:
         p = self.params
         with self._lock:
