@@ -6,8 +6,10 @@ SERVING := $(VENV)/.serving
 STAMP := $(VENV)/.installed
 # The suite runs on every core (pytest-xdist), a module's tests on one worker, in order, as its
 # module-scoped servers and stores expect; modules in the order collected (slow ones first,
-# tests/conftest.py), not by their number of tests. PARALLEL= runs it in one process.
-PARALLEL ?= -n auto --dist loadfile --no-loadscope-reorder
+# tests/conftest.py), not by their number of tests. One worker more than cores: much of a
+# test is waiting on a server or a child process it started. PARALLEL= runs it in one process.
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1)')
+PARALLEL ?= -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: serve test test-fast lint bench bench-quick clean
 

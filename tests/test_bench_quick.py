@@ -51,9 +51,11 @@ def test_quick_benchmark_writes_the_page_and_its_plots(tmp_path: Path) -> None:
             "fast",
             # Smaller still than --quick: every script runs to the end all the same.
             "--sizes",
-            "500",
+            "200",
             "--questions-per-conversation",
-            "20",
+            "10",
+            "--pools",
+            "10",
         ],
         capture_output=True,
         text=True,

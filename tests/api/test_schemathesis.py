@@ -22,7 +22,7 @@ from mnemolog.settings import Settings
 
 from ..servers import app_server, settled_head
 
-EXAMPLES = 25  # per operation and mode: about a minute on two cores
+EXAMPLES = 15  # per operation and mode: under a minute on two cores
 # Not fuzzed: the chat proxy, answered 5xx by design here (503 upstream_not_configured); the
 # event stream, which never ends; and key making (a made key would close the door on every
 # case after it; tests/api/test_keys.py covers it).

@@ -150,7 +150,11 @@ def _check_log(data_dir: Path, expected: dict[int, str], context: str, *, cli: b
     return head.seq
 
 
-@pytest.mark.parametrize("trials", [3, pytest.param(50, marks=pytest.mark.slow)])
+# The slow tier's kills: each run draws a fresh seed, so runs add up; more for a deeper look.
+SLOW_TRIALS = int(os.environ.get("MNEMOLOG_TEST_CRASHES", "25"))
+
+
+@pytest.mark.parametrize("trials", [3, pytest.param(SLOW_TRIALS, marks=pytest.mark.slow)])
 def test_acknowledged_appends_survive_sigkill(tmp_path: Path, trials: int) -> None:
     assert MNEMOLOG_CLI.exists(), f"the mnemolog console script is not at {MNEMOLOG_CLI}"
     seed = _seed()

@@ -327,7 +327,13 @@ def _truncate(size: int) -> Callable[[Path], None]:
     return lambda path: os.truncate(path, size)
 
 
-@pytest.mark.parametrize("flips", [30, pytest.param(300, marks=pytest.mark.slow)])
+# The slow tier's damage counts: each run draws a fresh seed, so runs add up; more for a
+# deeper look (MNEMOLOG_TEST_FLIPS=3000).
+SLOW_FLIPS = int(os.environ.get("MNEMOLOG_TEST_FLIPS", "150"))
+SLOW_CUTS = int(os.environ.get("MNEMOLOG_TEST_CUTS", "30"))
+
+
+@pytest.mark.parametrize("flips", [30, pytest.param(SLOW_FLIPS, marks=pytest.mark.slow)])
 def test_bit_flips_are_detected_or_harmless(tmp_path: Path, template: Template, flips: int) -> None:
     seed = _seed()
     rng = random.Random(seed)
@@ -341,7 +347,7 @@ def test_bit_flips_are_detected_or_harmless(tmp_path: Path, template: Template, 
     print(f"\nbit flips (seed {seed}): {detected} detected, {harmless} harmless, of {flips}")
 
 
-@pytest.mark.parametrize("cuts", [10, pytest.param(60, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("cuts", [10, pytest.param(SLOW_CUTS, marks=pytest.mark.slow)])
 def test_truncations_are_detected_or_harmless(
     tmp_path: Path, template: Template, cuts: int
 ) -> None:
