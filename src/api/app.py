@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp
 
 from .. import __version__
-from ..mcp_server import McpHttp
+from ..mcp_server.streamable import McpHttp
 from ..memory.agents import LOCAL as LOCAL_CALLER
 from ..proxy import Capture, RecallTool, Services, Upstream, proxy_routes
 from ..proxy.passthrough import passthrough_routes

@@ -2,21 +2,6 @@
 Model Context Protocol, over stdio (``mnemolog mcp``) and streamable HTTP (``/mcp``).
 
 A thin shell, like the REST API: it parses, calls the core, renders. Named ``mcp_server``
-because ``mcp`` is the SDK it is built on.
+because ``mcp`` is the SDK it is built on. Nothing is imported here: the API imports only
+``streamable``, which loads the SDK at the first call (``streamable.py`` says why).
 """
-
-from .server import build_server
-from .stdio import ServerUnreachable, relay_server, run_stdio, server_url
-from .streamable import PATH, McpHttp
-from .tools import MCP
-
-__all__ = [
-    "MCP",
-    "PATH",
-    "McpHttp",
-    "ServerUnreachable",
-    "build_server",
-    "relay_server",
-    "run_stdio",
-    "server_url",
-]

@@ -6,48 +6,102 @@ SDK's default), which is cheaper per call than a stateless server building a tra
 every request (about 0.7 ms of the 2 ms a small call takes on the development machine). The
 SDK's own Host/Origin check is off: the API's guard (``web/host_guard.py``) stands in front of
 every route, ``/mcp`` included, so one policy and one setting decide who may call.
+
+The SDK is imported and its session manager started at the first ``/mcp`` request, not at
+start: importing it is about a third of a server's start (1.1 s of 3.5 s measured), paid by
+every server, most of which are never called over MCP.
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+import anyio
+import anyio.abc
+import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..memory import Core
 from ..settings import Settings
-from .server import build_server
+
+if TYPE_CHECKING:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from ..memory import Core
 
 PATH = "/mcp"
 
 
 class McpHttp:
-    """``app`` answers ``/mcp``; it serves only while ``running()`` is entered (in the API's
-    lifespan), which owns the tasks of the calls in flight."""
+    """Answers ``/mcp`` in front of another app; it serves only while ``running()`` is
+    entered (in the API's lifespan), which owns the tasks of the calls in flight."""
 
     def __init__(self, core: Core, settings: Settings) -> None:
-        self._manager = StreamableHTTPSessionManager(
-            app=build_server(core, settings),
-            json_response=True,
-            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-            max_request_body_size=settings.max_body_bytes,
-        )
-        self.app = StreamableHTTPASGIApp(self._manager)
+        self._core = core
+        self._settings = settings
+        self._app: ASGIApp | None = None
+        self._starting = anyio.Lock()
+        self._group: anyio.abc.TaskGroup | None = None
 
-    def running(self) -> AbstractAsyncContextManager[None]:
-        return self._manager.run()
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as group:
+            self._group = group
+            try:
+                yield
+            finally:
+                self._group = None
+                group.cancel_scope.cancel()  # ends the session manager, if it was started
 
     def in_front_of(self, app: ASGIApp) -> ASGIApp:
         """``app``, with ``/mcp`` answered before it: an MCP call skips the framework's routes
         and middleware (the MCP server has its own), as the hot routes do (``api/hot.py``)."""
-        mcp = self.app
 
         async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] == "http" and scope["path"] == PATH:
+                mcp = self._app or await self._started()
                 await mcp(scope, receive, send)
             else:
                 await app(scope, receive, send)
 
         return dispatch
+
+    async def _started(self) -> ASGIApp:
+        async with self._starting:
+            if self._app is None:
+                group = self._group
+                if group is None:
+                    raise RuntimeError("MCP over HTTP is served only while the API runs")
+                # Imported off the event loop: other requests go on meanwhile.
+                manager, app = await anyio.to_thread.run_sync(self._build)
+                await group.start(self._serve, manager)
+                self._app = app
+            return self._app
+
+    def _build(self) -> tuple[StreamableHTTPSessionManager, ASGIApp]:
+        from mcp.server.streamable_http_manager import (
+            StreamableHTTPASGIApp,
+            StreamableHTTPSessionManager,
+        )
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from .server import build_server
+
+        manager = StreamableHTTPSessionManager(
+            app=build_server(self._core, self._settings),
+            json_response=True,
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            max_request_body_size=self._settings.max_body_bytes,
+        )
+        return manager, StreamableHTTPASGIApp(manager)
+
+    @staticmethod
+    async def _serve(
+        manager: StreamableHTTPSessionManager,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        async with manager.run():
+            task_status.started()
+            await anyio.sleep_forever()
