@@ -54,10 +54,9 @@ LEARNED = frozenset(FEATURES) - {"fused", "position"}
 def head_pool(candidates: Iterable[Candidate]) -> frozenset[str]:
     """The ``HEAD`` best candidates a recall ranked (before the ranker), by version id."""
     ranked = sorted(
-        (c for c in candidates if not c.below_floor and not c.below_trust),
-        key=lambda c: (-c.score, c.version_id),
+        [(-c.score, c.version_id) for c in candidates if not c.below_floor and not c.below_trust]
     )
-    return frozenset(c.version_id for c in ranked[:HEAD])
+    return frozenset(version for _, version in ranked[:HEAD])
 
 
 def candidate_features(

@@ -130,13 +130,8 @@ class Histories:
         present = np.flatnonzero(np.bincount(agent_of))
         counted = np.zeros(len(self._agents), dtype=np.float64)
         counted[present] = counts([self._agents[a] for a in present])
-        # Each earlier recall's likeness once, however many of these versions it showed.
-        shown = np.zeros(len(self._recall_rows), dtype=bool)
-        shown[recall_of] = True
-        rows = np.flatnonzero(shown)
-        likeness = np.zeros(len(self._recall_rows), dtype=np.float64)
-        likeness[rows] = self._likeness(rows, head)
-        alike = likeness[recall_of] * counted[agent_of]
+        # Every earlier recall's likeness at once: fewer calls than picking those shown.
+        alike = self._likeness(head)[recall_of] * counted[agent_of]
         weighed = np.empty((5, len(alike)), dtype=np.float64)
         weighed[0] = alike
         weighed[1] = alike * self._propensities(examined, int(positions.max()))[positions]
@@ -156,18 +151,20 @@ class Histories:
             self._examined[examined] = table
         return table
 
-    def _likeness(
-        self, rows: npt.NDArray[np.int64], head: frozenset[str]
-    ) -> npt.NDArray[np.float64]:
-        """The Jaccard overlap of each earlier recall's head with ``head``, from ``ALIKE`` up;
-        under it, 0."""
+    def _likeness(self, head: frozenset[str]) -> npt.NDArray[np.float64]:
+        """The Jaccard overlap of every earlier recall's head with ``head``, from ``ALIKE``
+        up; under it, 0."""
+        recalls = len(self._recall_rows)
+        if not head:
+            return np.zeros(recalls)
         member = np.zeros(len(self._version_slots) + 1, dtype=bool)
         member[[s for v in head if (s := self._version_slots.get(v)) is not None]] = True
         member[0] = False  # the padding of a short head
-        shared = member[self._heads[rows]].sum(axis=1)
-        union = len(head) + self._head_sizes[rows] - shared
-        overlap = np.divide(shared, union, out=np.zeros(len(rows)), where=shared > 0)
-        return np.where(overlap >= ALIKE, overlap, 0.0)
+        shared = member[self._heads[:recalls]].sum(axis=1)
+        # Never 0: a union holds at least ``head``.
+        overlap = shared / (len(head) + self._head_sizes[:recalls] - shared)
+        overlap[overlap < ALIKE] = 0.0
+        return overlap
 
     def _entries(self, version: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """A version's live entries, one column each: (recall row, agent slot, position) and
