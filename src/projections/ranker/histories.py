@@ -162,7 +162,9 @@ class Histories:
         member[0] = False  # the padding of a short head
         shared = member[self._heads[:recalls]].sum(axis=1)
         # Never 0: a union holds at least ``head``.
-        overlap = shared / (len(head) + self._head_sizes[:recalls] - shared)
+        overlap: npt.NDArray[np.float64] = shared / (
+            len(head) + self._head_sizes[:recalls] - shared
+        )
         overlap[overlap < ALIKE] = 0.0
         return overlap
 
