@@ -59,7 +59,9 @@ def fast_base() -> QualityEmbedder:
 def static_build(
     fast_base: QualityEmbedder, tmp_path_factory: pytest.TempPathFactory
 ) -> StaticBuild:
-    """Distil the fast tier once for the whole run (~15-40 s).
+    """Distil the fast tier once for the whole run (~15-90 s). Only ``test_static.py`` asks
+    for it: the suite's workers each run a session of their own, so a second module asking for
+    it would distil it again on another worker.
 
     The one build starts from a damaged cache, as a disk might leave one: the folder and its
     manifest are there, but the weights no longer match the digest the manifest recorded. A

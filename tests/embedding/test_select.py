@@ -7,19 +7,11 @@ from pathlib import Path
 import pytest
 
 from mnemolog.embedding import (
-    MINILM_L6,
     QUALITY_MIN_AVAILABLE,
-    QualityEmbedder,
-    StaticEmbedder,
     available_memory,
     choose_tier,
-    open_embedder,
-    open_for_store,
-    tier_identity,
 )
 from mnemolog.errors import InvalidInput
-from mnemolog.eventlog.events import EmbedderPinned
-from mnemolog.settings import default_model_cache
 
 GIB = 1 << 30
 
@@ -64,27 +56,3 @@ def test_available_memory_reads_meminfo_and_cgroup_limits(tmp_path: Path) -> Non
 def test_available_memory_on_this_machine() -> None:
     found = available_memory()
     assert found is None or found > 0
-
-
-def test_open_embedder_by_tier(static: StaticEmbedder, static_cache: Path) -> None:
-    before = sorted(default_model_cache().iterdir())
-    quality = open_embedder("quality", default_model_cache(), threads=1)
-    assert isinstance(quality, QualityEmbedder) and quality.identity == tier_identity("quality")
-    assert sorted(default_model_cache().iterdir()) == before  # read, never written
-    fast = open_embedder("fast", static_cache)
-    assert isinstance(fast, StaticEmbedder) and fast.from_cache
-    assert fast.identity == static.identity == tier_identity("fast")
-    with pytest.raises(InvalidInput, match="use one of auto, quality, fast"):
-        open_embedder("bogus", static_cache)
-
-
-def test_a_store_pinned_to_an_older_embedder_opens_on_it(static_cache: Path) -> None:
-    """With ``auto``, a data dir keeps the embedder it is pinned to while this build has it
-    (until ``mnemolog reembed`` moves it); an explicit tier is opened as asked."""
-    minilm = MINILM_L6
-    pin = EmbedderPinned(name=minilm.name, dimension=minilm.dimension, digest=minilm.digest)
-    opened = open_for_store("auto", pin, static_cache, threads=1)
-    assert isinstance(opened, QualityEmbedder) and opened.spec == minilm
-    assert open_for_store("quality", pin, static_cache).identity == tier_identity("quality")
-    foreign = EmbedderPinned(name="someone-elses", dimension=768, digest="ab" * 32)
-    assert open_for_store("auto", foreign, static_cache).identity == tier_identity("fast")

@@ -16,6 +16,7 @@ import pytest
 
 from mnemolog.embedding import (
     FAST_BASE,
+    MINILM_L6,
     EmbedderIdentity,
     QualityEmbedder,
     StaticEmbedder,
@@ -24,9 +25,13 @@ from mnemolog.embedding import (
     static_name,
 )
 from mnemolog.embedding.encoders import E5_FOLDER
+from mnemolog.embedding.select import open_embedder, open_for_store, tier_identity
 from mnemolog.embedding.static import MANIFEST, Manifest, cache_folder, check_cache
 from mnemolog.embedding.static_distill import SIGN_ROWS, distil, fit_pca, set_aside, sif_weights
 from mnemolog.embedding.vocab import load_vocab
+from mnemolog.errors import InvalidInput
+from mnemolog.eventlog.events import EmbedderPinned
+from mnemolog.settings import default_model_cache
 
 from .conftest import PARAPHRASE, UNRELATED, StaticBuild
 
@@ -241,3 +246,30 @@ def test_sif_weights_grow_with_rank() -> None:
     weights = sif_weights(30_000)
     assert np.all(np.diff(weights) > 0)
     assert 0 < weights[0] < 0.1 and 0.9 < weights[-1] < 1
+
+
+# Choosing a tier, with this run's fast tier (here, beside the other tests of its one build).
+
+
+def test_open_embedder_by_tier(static: StaticEmbedder, static_cache: Path) -> None:
+    before = sorted(default_model_cache().iterdir())
+    quality = open_embedder("quality", default_model_cache(), threads=1)
+    assert isinstance(quality, QualityEmbedder) and quality.identity == tier_identity("quality")
+    assert sorted(default_model_cache().iterdir()) == before  # read, never written
+    fast = open_embedder("fast", static_cache)
+    assert isinstance(fast, StaticEmbedder) and fast.from_cache
+    assert fast.identity == static.identity == tier_identity("fast")
+    with pytest.raises(InvalidInput, match="use one of auto, quality, fast"):
+        open_embedder("bogus", static_cache)
+
+
+def test_a_store_pinned_to_an_older_embedder_opens_on_it(static_cache: Path) -> None:
+    """With ``auto``, a data dir keeps the embedder it is pinned to while this build has it
+    (until ``mnemolog reembed`` moves it); an explicit tier is opened as asked."""
+    minilm = MINILM_L6
+    pin = EmbedderPinned(name=minilm.name, dimension=minilm.dimension, digest=minilm.digest)
+    opened = open_for_store("auto", pin, static_cache, threads=1)
+    assert isinstance(opened, QualityEmbedder) and opened.spec == minilm
+    assert open_for_store("quality", pin, static_cache).identity == tier_identity("quality")
+    foreign = EmbedderPinned(name="someone-elses", dimension=768, digest="ab" * 32)
+    assert open_for_store("auto", foreign, static_cache).identity == tier_identity("fast")
