@@ -80,19 +80,9 @@ def _reference(
     return out
 
 
-@settings(max_examples=60, deadline=None)
-@given(
-    feedback=st.lists(showing, max_size=40),
-    head=st.lists(st.sampled_from(VERSIONS), min_size=1, max_size=HEAD, unique=True),
-    counted=st.sets(st.sampled_from(AGENTS)),
-    eta=st.sampled_from([0.0, 1.0, 1.3]),
-)
-def test_the_sums_are_those_of_each_showing_taken_in_turn(
-    feedback: list[tuple[int, str, list[str], list[bool], int | None]],
-    head: list[str],
-    counted: set[str],
-    eta: float,
-) -> None:
+def noted(feedback: list[tuple[int, str, list[str], list[bool], int | None]]) -> Histories:
+    """The feedback noted in turn, as the projection notes it: each recall's first ten shown,
+    the uses said of them, a grade of the first."""
     histories = Histories()
     heads: dict[int, frozenset[str]] = {}
     for recall, agent, shown, used, grade in feedback:
@@ -107,6 +97,23 @@ def test_the_sums_are_those_of_each_showing_taken_in_turn(
                 used=used[position - 1],
                 grade=grade if position == 1 else None,
             )
+    return histories
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    feedback=st.lists(showing, max_size=40),
+    head=st.lists(st.sampled_from(VERSIONS), min_size=1, max_size=HEAD, unique=True),
+    counted=st.sets(st.sampled_from(AGENTS)),
+    eta=st.sampled_from([0.0, 1.0, 1.3]),
+)
+def test_the_sums_are_those_of_each_showing_taken_in_turn(
+    feedback: list[tuple[int, str, list[str], list[bool], int | None]],
+    head: list[str],
+    counted: set[str],
+    eta: float,
+) -> None:
+    histories = noted(feedback)
     asked = VERSIONS[:25]
     got = histories.sums(asked, frozenset(head), among(counted), lambda k: k**-eta)
     want = _reference(feedback, asked, frozenset(head), counted, eta)
@@ -149,20 +156,7 @@ def test_evictions_of_several_agents_interleaved_keep_the_sums_exact() -> None:
         grade = None if rng.random() < 0.5 else int(rng.integers(0, 4))
         for agent in AGENTS if recall % 3 else AGENTS[::-1]:
             feedback.append((recall, agent, shown, used, grade))
-    histories = Histories()
-    heads: dict[int, frozenset[str]] = {}
-    for recall, agent, shown, used, grade in feedback:
-        pool = heads.setdefault(recall, frozenset(shown))
-        for position, version in enumerate(sorted(pool)[:10], start=1):
-            histories.note(
-                version,
-                agent,
-                f"trc_{recall}",
-                pool,
-                position,
-                used=used[position - 1],
-                grade=grade if position == 1 else None,
-            )
+    histories = noted(feedback)
     head = frozenset(VERSIONS[:14])
     for counted in ({"alice"}, set(AGENTS)):
         got = histories.sums(VERSIONS[:16], head, among(counted), lambda k: k**-1.1)

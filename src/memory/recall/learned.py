@@ -56,10 +56,8 @@ class Standing:
         self._held = held
 
     def __call__(self, agent: str) -> float:
-        if agent in self._held():
-            return 0.0
-        value = 1.0 if self._trust is None else self._trust.trust_of(agent)
-        return value if value >= TRUST_FLOOR else 0.0
+        (value,) = self.of_many([agent])
+        return value
 
     def of_many(self, agents: Sequence[str]) -> list[float]:
         """Each agent's standing, read at once (a recall asks it of every agent in the
