@@ -5,9 +5,11 @@ Synthetic but shaped like the product's data: recalls of 10 served results each,
 uses per recall at positions drawn with position bias, every candidate with a history of
 ``KEPT`` earlier recalls on average (160 earlier recalls of the container, each showing 10 of
 the 50), the most a history holds. Timings are
-the median of ``--rounds`` in this process, one thread.
+the median of ``--rounds`` in this process, one thread. ``stage_ms_after_others`` is the same
+recall in a container used for long: ``--others`` earlier recalls of other memories were given
+feedback before its candidates' own.
 
-    .venv/bin/python bench/ranker_cost.py [--rows 100000] [--rounds 5] [--json]
+    .venv/bin/python bench/ranker_cost.py [--rows 100000] [--rounds 5] [--others 10000] [--json]
 """
 
 from __future__ import annotations
@@ -61,7 +63,12 @@ def examples(rows: int, rng: random.Random) -> list[Example]:
     return out
 
 
-def stage_inputs(rng: random.Random) -> tuple[list[Candidate], Histories, frozenset[str]]:
+def stage_inputs(
+    rng: random.Random, others: int = 0
+) -> tuple[list[Candidate], Histories, frozenset[str]]:
+    """The candidates, their histories and the recall's pool; ``others`` earlier recalls of
+    other memories in the container come first (each of those a recall compares itself with,
+    up to the window a container keeps)."""
     ids = [f"ver_{i}" for i in range(CANDIDATES)]
     candidates = [
         Candidate(
@@ -79,6 +86,10 @@ def stage_inputs(rng: random.Random) -> tuple[list[Candidate], Histories, frozen
     # others), so each is in the histories of the candidates it showed.
     recalls = {f"trc_{r}": rng.sample(ids, HEAD) for r in range(CANDIDATES * KEPT // SHOWN)}
     histories = Histories()
+    for n in range(others):
+        other = [f"other_{(7 * n + k) % 5000}" for k in range(HEAD)]
+        for position, version in enumerate(other[:SHOWN], start=1):
+            histories.note(version, "agent", f"trc_other_{n}", frozenset(other), position)
     for recall_id, pool in recalls.items():
         for position, version in enumerate(pool[:SHOWN], start=1):
             histories.note(
@@ -91,6 +102,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--others", type=int, default=10_000, help="earlier recalls of other memories, for"
+        " the figure of a container used for long"
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rng = random.Random(7)
@@ -120,6 +135,13 @@ def main() -> int:
             x = candidate_features(candidates, sums, observed, trust, 10**18)
             model.score(x)
         all_ms.append((time.perf_counter() - started) * 10)
+    long_used = stage_inputs(rng, args.others)
+    long_ms = []
+    for _ in range(args.rounds):
+        started = time.perf_counter()
+        for _ in range(100):
+            stage(long_used[0], long_used[1], observed, trust, model, propensity)
+        long_ms.append((time.perf_counter() - started) * 10)
     report = {
         "labelled_rows": len(data) * SHOWN,
         "pairs": len(pairs.weight),
@@ -127,6 +149,9 @@ def main() -> int:
         "train_s": round(statistics.median(train_s), 3),
         "stage_ms_per_recall_of_50": round(statistics.median(stage_ms), 3),
         "all_50_scored_ms": round(statistics.median(all_ms), 3),
+        # the same recall after ``--others`` earlier recalls with feedback in its container
+        "stage_ms_after_others": round(statistics.median(long_ms), 3),
+        "others": args.others,
         "score_only_ms": round(_score_only(model, np.asarray(x)), 4),
     }
     print(json.dumps(report, indent=2) if args.json else report)

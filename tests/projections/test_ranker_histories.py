@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from unittest.mock import patch
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemolog.projections.ranker.features import ALIKE, HEAD, KEPT
+from mnemolog.projections.ranker import histories as histories_module
+from mnemolog.projections.ranker.features import ALIKE, HEAD, KEPT, WINDOW
 from mnemolog.projections.ranker.histories import SUMS, Histories
 
 VERSIONS = [f"ver_{i}" for i in range(30)]
@@ -45,12 +47,22 @@ def _reference(
     head: frozenset[str],
     counted: set[str],
     eta: float,
+    window: int = WINDOW,
 ) -> np.ndarray:
-    """Each version's record kept as a list per agent, in the order said, then summed."""
+    """Each version's record kept as a list per agent, in the order said, then summed; a
+    recall past the latest ``window`` with feedback is forgotten with what was said in it."""
     heads: dict[int, frozenset[str]] = {}
     kept: dict[tuple[str, str], dict[int, dict[str, object]]] = {}
+    live: dict[int, None] = {}  # the recalls remembered, by first feedback since admitted
     for recall, agent, shown, used, grade in feedback:
         pool = heads.setdefault(recall, frozenset(shown))
+        if recall not in live:
+            if len(live) == window:
+                oldest = next(iter(live))
+                del live[oldest]
+                for record in kept.values():
+                    record.pop(oldest, None)
+            live[recall] = None
         for position, version in enumerate(sorted(pool)[:10], start=1):
             record = kept.setdefault((version, agent), {})
             if recall not in record:
@@ -118,6 +130,41 @@ def test_the_sums_are_those_of_each_showing_taken_in_turn(
     got = histories.sums(asked, frozenset(head), among(counted), lambda k: k**-eta)
     want = _reference(feedback, asked, frozenset(head), counted, eta)
     assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    feedback=st.lists(showing, max_size=40),
+    head=st.lists(st.sampled_from(VERSIONS), min_size=1, max_size=HEAD, unique=True),
+    window=st.integers(1, 8),
+)
+def test_only_the_latest_window_of_recalls_with_feedback_counts(
+    feedback: list[tuple[int, str, list[str], list[bool], int | None]],
+    head: list[str],
+    window: int,
+) -> None:
+    """A recall given feedback after ``WINDOW`` others takes the oldest one's row: what was
+    said in that one counts no more, and a recall forgotten then given feedback again counts
+    from then on."""
+    with patch.object(histories_module, "WINDOW", window):
+        histories = noted(feedback)
+        asked = VERSIONS[:25]
+        got = histories.sums(asked, frozenset(head), everyone, lambda k: k**-1.0)
+    want = _reference(feedback, asked, frozenset(head), set(AGENTS), 1.0, window)
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_forgotten_recall_no_longer_counts() -> None:
+    histories = Histories()
+    pool = frozenset(VERSIONS[:20])
+    with patch.object(histories_module, "WINDOW", 2):
+        histories.note("ver_0", "alice", "trc_a", pool, 1, used=True, grade=3)
+        histories.note("ver_0", "alice", "trc_b", pool, 2)
+        (row,) = histories.sums(["ver_0"], pool, everyone, lambda k: 1.0)
+        assert (row[0], row[2], row[4]) == (2.0, 1.0, 1.0)
+        histories.note("ver_1", "alice", "trc_c", pool, 1)  # takes trc_a's row
+        (row,) = histories.sums(["ver_0"], pool, everyone, lambda k: 1.0)
+    assert (row[0], row[2], row[4]) == (1.0, 0.0, 0.0)
 
 
 def test_a_recall_unlike_this_one_counts_for_nothing() -> None:

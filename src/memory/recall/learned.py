@@ -117,7 +117,9 @@ class LearnedStage:
         version_ids = [c.version_id for c in rows]
         # Uses are weighed by the examination propensity the model was trained with.
         propensity = NO_CORRECTION if model is None else self.ranker.propensity_of(model.digest)
-        sums = self.ranker.record_sums(version_ids, pool, self._counted, propensity.of)
+        sums = self.ranker.record_sums(
+            container_tag, version_ids, pool, self._counted, propensity.of
+        )
         prior = self._trust.params.prior_mean if self._trust is not None else 1.0
         trust = [c.trust if (c := carried.get(v)) is not None else prior for v in version_ids]
         x = candidate_features(

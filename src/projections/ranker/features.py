@@ -32,6 +32,10 @@ HEAD = 20  # the candidates the ranker reorders, and the pool a recall is compar
 # popular memories above the answers of new questions.
 ALIKE = 0.5
 KEPT = 32  # the latest examined recalls a history keeps per agent
+# The latest recalls with feedback a container's histories keep: every recall compares its
+# head with each of them, so this bounds the stage's cost in a container used for years
+# (``histories.py``); older feedback lives on in the trained weights only.
+WINDOW = 2048
 _NS_PER_DAY = 86_400 * 1_000_000_000
 
 FEATURES: tuple[str, ...] = (

@@ -7,7 +7,8 @@ recall is to it (``features.py``). Summed entry by entry in Python, a head of 20
 full records took over a millisecond; here each version's entries are columns of two small
 arrays that a use or a grade writes in place, each earlier recall's head is a row of version
 slots, and the likeness of every earlier recall and the sums of every candidate are a few numpy
-operations.
+operations. A container's histories keep its latest ``WINDOW`` recalls with feedback, so that
+work has a ceiling.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from itertools import accumulate
 import numpy as np
 import numpy.typing as npt
 
-from .features import ALIKE, HEAD, KEPT
+from .features import ALIKE, HEAD, KEPT, WINDOW
 
 # The sums ``features.py`` turns into a candidate's features, in this order.
 SUMS: tuple[str, ...] = ("seen", "expected", "used", "closest", "graded", "grades")
@@ -59,6 +60,19 @@ class _Record:
         self.floats[:, at] = 0.0
         return at
 
+    def forget(self, agent: int, row: int) -> bool:
+        """Drop ``agent``'s entry for recall ``row``; False if it was dropped already (an
+        agent keeps only its latest ``KEPT``)."""
+        at = self.column.pop((agent, row), None)
+        if at is None:
+            return False
+        rows = self.rows_of[agent]
+        del rows[row]
+        if not rows:
+            del self.rows_of[agent]
+        self._drop(at)
+        return True
+
     def _drop(self, at: int) -> None:
         last = self.size - 1
         if at != last:
@@ -70,11 +84,21 @@ class _Record:
 
 
 class Histories:
-    """Every version's record, by agent. Not thread-safe: its owner holds a lock."""
+    """Every version's record in one container's latest ``WINDOW`` recalls with feedback, by
+    agent. Not thread-safe: its owner holds a lock.
+
+    The recalls' heads are rows of a ring: when a recall past ``WINDOW`` gets its first
+    feedback, it takes the oldest one's row, and the entries said in that one are dropped. So
+    a recall compares its head with at most ``WINDOW`` earlier ones, however long the
+    container has been used."""
 
     def __init__(self) -> None:
         self._version_slots: dict[str, int] = {}  # from 1: slot 0 pads a short head
+        self._member = np.zeros(64, dtype=bool)  # by version slot; set only within a call
         self._recall_rows: dict[str, int] = {}
+        self._made = 0  # rows ever taken; row ``made % WINDOW`` is the next
+        self._row_recall: list[str] = []  # row -> the recall holding it
+        self._row_entries: list[list[tuple[str, int]]] = []  # row -> (version, agent) said there
         self._heads = np.zeros((64, HEAD), dtype=np.int64)  # version slots, one row a recall
         self._head_sizes = np.zeros(64, dtype=np.int64)
         self._agent_slots: dict[str, int] = {}
@@ -99,7 +123,10 @@ class Histories:
         record = self._records.get(version)
         if record is None:
             record = self._records[version] = _Record()
-        at = record.entry(self._agent_slot(agent), row, position)
+        agent_slot = self._agent_slot(agent)
+        if (agent_slot, row) not in record.column:
+            self._row_entries[row].append((version, agent_slot))
+        at = record.entry(agent_slot, row, position)
         if used:
             record.floats[0, at] = 1.0
         if grade is not None:
@@ -154,13 +181,16 @@ class Histories:
     def _likeness(self, head: frozenset[str]) -> npt.NDArray[np.float64]:
         """The Jaccard overlap of every earlier recall's head with ``head``, from ``ALIKE``
         up; under it, 0."""
-        recalls = len(self._recall_rows)
+        recalls = len(self._row_recall)
         if not head:
             return np.zeros(recalls)
-        member = np.zeros(len(self._version_slots) + 1, dtype=bool)
-        member[[s for v in head if (s := self._version_slots.get(v)) is not None]] = True
-        member[0] = False  # the padding of a short head
-        shared = member[self._heads[:recalls]].sum(axis=1)
+        slots = [s for v in head if (s := self._version_slots.get(v)) is not None]
+        member = self._member  # slot 0, the padding of a short head, is never set
+        member[slots] = True
+        try:
+            shared = member[self._heads[:recalls]].sum(axis=1)
+        finally:
+            member[slots] = False
         # Never 0: a union holds at least ``head``.
         overlap: npt.NDArray[np.float64] = shared / (
             len(head) + self._head_sizes[:recalls] - shared
@@ -178,19 +208,39 @@ class Histories:
         row = self._recall_rows.get(recall_id)
         if row is not None:
             return row
-        row = self._recall_rows[recall_id] = len(self._recall_rows)
+        row = self._made % WINDOW
+        self._made += 1
+        if row < len(self._row_recall):
+            self._retire(row)
+            self._row_recall[row] = recall_id
+        else:
+            self._row_recall.append(recall_id)
+            self._row_entries.append([])
+        self._recall_rows[recall_id] = row
         if row == len(self._heads):
             self._heads = np.concatenate([self._heads, np.zeros_like(self._heads)])
             self._head_sizes = np.concatenate([self._head_sizes, np.zeros_like(self._head_sizes)])
         slots = [self._version_slot(v) for v in sorted(head)][:HEAD]
+        self._heads[row] = 0
         self._heads[row, : len(slots)] = slots
         self._head_sizes[row] = len(slots)
         return row
+
+    def _retire(self, row: int) -> None:
+        """The recall holding ``row`` is forgotten, with every entry said in it."""
+        del self._recall_rows[self._row_recall[row]]
+        for version, agent in self._row_entries[row]:
+            record = self._records[version]
+            if record.forget(agent, row) and record.size == 0:
+                del self._records[version]
+        self._row_entries[row] = []
 
     def _version_slot(self, version: str) -> int:
         slot = self._version_slots.get(version)
         if slot is None:
             slot = self._version_slots[version] = len(self._version_slots) + 1
+            if slot == len(self._member):
+                self._member = np.concatenate([self._member, np.zeros_like(self._member)])
         return slot
 
     def _agent_slot(self, agent: str) -> int:

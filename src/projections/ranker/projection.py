@@ -39,7 +39,7 @@ from ...eventlog.events import (
 )
 from .examples import counted_only, pairs_of
 from .features import head_pool
-from .histories import Histories
+from .histories import SUMS, Histories
 from .model import Model, train
 from .propensity import NONE, Propensity
 from .queries import GLOBAL, RankerQueries
@@ -118,8 +118,9 @@ class RankerProjection(RankerQueries):
 
     def __init__(self, path: Path) -> None:
         self._state_lock = threading.Lock()
-        # each version's record by agent; read by every recall, so kept in memory
-        self._histories = Histories()
+        # each version's record by agent, per container (a recall compares only its own
+        # container's recalls); read by every recall, so kept in memory
+        self._histories: dict[str, Histories] = {}
         self._serving: dict[str, Model] = {}
         self._hours: dict[tuple[str, str, int], int] = {}
         self._givers: set[tuple[str, str]] = set()  # (agent, container) that gave feedback
@@ -266,12 +267,15 @@ class RankerProjection(RankerQueries):
         grade: int | None,
     ) -> None:
         with self._state_lock:
+            histories = self._histories.get(container)
+            if histories is None:
+                histories = self._histories[container] = Histories()
             if kind == "used":
                 for i, version in enumerate(versions):
-                    self._histories.note(version, agent, recall_id, pool, i + 1, used=i in items)
+                    histories.note(version, agent, recall_id, pool, i + 1, used=i in items)
             else:
                 for i in items:
-                    self._histories.note(versions[i], agent, recall_id, pool, i + 1, grade=grade)
+                    histories.note(versions[i], agent, recall_id, pool, i + 1, grade=grade)
 
     def _gave(self, agent: str, container: str) -> None:
         with self._state_lock:
@@ -353,7 +357,7 @@ class RankerProjection(RankerQueries):
                 " ORDER BY f.seq"
             ).fetchall()
         with self._state_lock:
-            self._histories = Histories()
+            self._histories = {}
             self._hours = {}
             self._givers = set()
             self._feedback_in = set()
@@ -416,15 +420,19 @@ class RankerProjection(RankerQueries):
 
     def record_sums(
         self,
+        container_tag: str,
         version_ids: Sequence[str],
         pool: frozenset[str],
         counts: Callable[[Sequence[str]], Sequence[bool]],
         examined: Callable[[int], float],
     ) -> npt.NDArray[np.float64]:
-        """Each version's record in earlier recalls like one whose head is ``pool``, by the
-        agents whose feedback ``counts`` (``Histories.sums``)."""
+        """Each version's record in the container's earlier recalls like one whose head is
+        ``pool``, by the agents whose feedback ``counts`` (``Histories.sums``)."""
         with self._state_lock:
-            return self._histories.sums(version_ids, pool, counts, examined)
+            histories = self._histories.get(container_tag)
+            if histories is None:
+                return np.zeros((len(version_ids), len(SUMS)), dtype=np.float64)
+            return histories.sums(version_ids, pool, counts, examined)
 
     def serving(self, container_tag: str | None) -> Model | None:
         """The model serving a container: its own, else the global one (None: no model)."""
