@@ -42,6 +42,9 @@ class Histories:
     def __init__(self) -> None:
         self._version_slots: dict[str, int] = {}  # from 1: slot 0 is a version in no head
         self._postings: dict[int, list[int]] = {}  # version slot -> the rows whose head holds it
+        # The same as arrays, made when read: a memory's rows change far less often than
+        # recalls read them.
+        self._posting_arrays: dict[int, npt.NDArray[np.int64]] = {}
         self._index = np.full(64, -1, dtype=np.int64)  # by version slot; set only within a call
         self._agent_slots: dict[str, int] = {}
         self._agents: list[str] = []
@@ -102,6 +105,8 @@ class Histories:
         found = np.zeros((len(distinct), len(SUMS)), dtype=np.float64)
         likeness = self._likeness(head)
         alike = np.flatnonzero(likeness).tolist()
+        if not alike:  # a question nobody asked before: the common case
+            return np.zeros((len(version_ids), len(SUMS)), dtype=np.float64)
         columns = np.fromiter(
             chain.from_iterable(self._row_columns[r] for r in alike), dtype=np.int64
         )
@@ -119,9 +124,9 @@ class Histories:
             rows, agents, positions, _ = self._ints[:, columns]
             said = self._floats[:, columns]
             # Each agent's standing is asked once, only of the agents in these entries.
-            present = np.unique(agents)
+            present = sorted(set(agents.tolist()))
             counted = np.zeros(len(self._agents), dtype=np.float64)
-            counted[present] = counts([self._agents[a] for a in present.tolist()])
+            counted[present] = counts([self._agents[a] for a in present])
             weight = likeness[rows] * counted[agents]
             propensity = self._propensities(examined, int(positions.max()))
             n = len(distinct)
@@ -132,8 +137,10 @@ class Histories:
             np.maximum.at(found[:, 3], whose, used)
             found[:, 4] = np.bincount(whose, weight * said[_GRADED], n)
             found[:, 5] = np.bincount(whose, weight * said[_GRADE], n)
+        if len(distinct) == len(version_ids):
+            return found
         at = {v: i for i, v in enumerate(distinct)}
-        return found[[at[v] for v in version_ids]] if len(distinct) < len(version_ids) else found
+        return found[[at[v] for v in version_ids]]
 
     def _take(self, row: int, key: tuple[int, int], position: int) -> int:
         """A column for a new entry of ``key`` = (version slot, agent slot) in ``row``."""
@@ -171,13 +178,10 @@ class Histories:
         recalls = len(self._row_recall)
         if not head:
             return np.zeros(recalls)
-        postings = self._postings
-        rows = np.fromiter(
-            chain.from_iterable(
-                postings[s] for v in head if (s := self._version_slots.get(v)) in postings
-            ),
-            dtype=np.int64,
-        )
+        slots = [s for v in head if (s := self._version_slots.get(v)) in self._postings]
+        if not slots:
+            return np.zeros(recalls)
+        rows = np.concatenate([self._posting_array(s) for s in slots])
         shared = np.bincount(rows, minlength=recalls)
         # Never 0: a union holds at least ``head``.
         overlap: npt.NDArray[np.float64] = shared / (
@@ -185,6 +189,12 @@ class Histories:
         )
         overlap[overlap < ALIKE] = 0.0
         return overlap
+
+    def _posting_array(self, slot: int) -> npt.NDArray[np.int64]:
+        found = self._posting_arrays.get(slot)
+        if found is None:
+            found = self._posting_arrays[slot] = np.array(self._postings[slot], dtype=np.int64)
+        return found
 
     def _recall_row(self, recall_id: str, head: frozenset[str]) -> int:
         row = self._recall_rows.get(recall_id)
@@ -209,6 +219,7 @@ class Histories:
         self._head_sizes[row] = len(slots)
         for slot in slots:
             self._postings.setdefault(slot, []).append(row)
+            self._posting_arrays.pop(slot, None)
         return row
 
     def _retire(self, row: int) -> None:
@@ -216,6 +227,7 @@ class Histories:
         del self._recall_rows[self._row_recall[row]]
         for slot in self._row_slots[row]:
             rows = self._postings[slot]
+            self._posting_arrays.pop(slot, None)
             rows.remove(row)
             if not rows:
                 del self._postings[slot]
