@@ -82,9 +82,13 @@ def stage_inputs(
         )
         for i, v in enumerate(ids)
     ]
-    # Earlier recalls of the same container: each showed 10 of these candidates (among
-    # others), so each is in the histories of the candidates it showed.
-    recalls = {f"trc_{r}": rng.sample(ids, HEAD) for r in range(CANDIDATES * KEPT // SHOWN)}
+    # Earlier recalls of the same question: each head holds 16 of this recall's 20 (so each is
+    # alike, and counts) and 4 of the other candidates, and showed 10 of them; so every one of
+    # the head's memories has a full history that counts (its worst case).
+    recalls = {
+        f"trc_{r}": rng.sample(ids[:HEAD], 16) + rng.sample(ids[HEAD:], 4)
+        for r in range(CANDIDATES * KEPT // SHOWN)
+    }
     histories = Histories()
     for n in range(others):
         other = [f"other_{(7 * n + k) % 5000}" for k in range(HEAD)]

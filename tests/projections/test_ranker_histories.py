@@ -48,6 +48,7 @@ def _reference(
     counted: set[str],
     eta: float,
     window: int = WINDOW,
+    kept_per_agent: int = KEPT,
 ) -> np.ndarray:
     """Each version's record kept as a list per agent, in the order said, then summed; a
     recall past the latest ``window`` with feedback is forgotten with what was said in it."""
@@ -67,7 +68,7 @@ def _reference(
             record = kept.setdefault((version, agent), {})
             if recall not in record:
                 record[recall] = {"position": position, "used": False, "grade": None}
-                if len(record) > KEPT:
+                if len(record) > kept_per_agent:
                     del record[next(iter(record))]
             entry = record[recall]
             entry["used"] = bool(entry["used"]) or used[position - 1]
@@ -92,11 +93,16 @@ def _reference(
     return out
 
 
-def noted(feedback: list[tuple[int, str, list[str], list[bool], int | None]]) -> Histories:
+def noted(
+    feedback: list[tuple[int, str, list[str], list[bool], int | None]],
+    histories: Histories | None = None,
+    heads: dict[int, frozenset[str]] | None = None,
+) -> Histories:
     """The feedback noted in turn, as the projection notes it: each recall's first ten shown,
-    the uses said of them, a grade of the first."""
-    histories = Histories()
-    heads: dict[int, frozenset[str]] = {}
+    the uses said of them, a grade of the first. ``heads``: each recall's head, where known
+    (a recall's head is the one it was first given feedback with)."""
+    histories = Histories() if histories is None else histories
+    heads = {} if heads is None else heads
     for recall, agent, shown, used, grade in feedback:
         pool = heads.setdefault(recall, frozenset(shown))
         for position, version in enumerate(sorted(pool)[:10], start=1):
@@ -152,6 +158,34 @@ def test_only_the_latest_window_of_recalls_with_feedback_counts(
         got = histories.sums(asked, frozenset(head), everyone, lambda k: k**-1.0)
     want = _reference(feedback, asked, frozenset(head), set(AGENTS), 1.0, window)
     assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+# Showings of nearly one question: every head is alike to ``VERSIONS[:14]``.
+alike_showing = st.tuples(
+    st.integers(0, 11),
+    st.sampled_from(AGENTS),
+    st.lists(st.sampled_from(VERSIONS[:14]), min_size=8, max_size=14, unique=True),
+    st.lists(st.booleans(), min_size=10, max_size=10),
+    st.none() | st.integers(0, 3),
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(feedback=st.lists(alike_showing, min_size=1, max_size=30))
+def test_sums_read_between_notes_follow_every_note_eviction_and_forgotten_recall(
+    feedback: list[tuple[int, str, list[str], list[bool], int | None]],
+) -> None:
+    """What a recall reads is kept for the next one: every note, every entry an agent's
+    ``KEPT`` pushes out and every recall the window forgets must reach the next read."""
+    head = frozenset(VERSIONS[:14])
+    with patch.object(histories_module, "KEPT", 2), patch.object(histories_module, "WINDOW", 5):
+        histories = Histories()
+        heads: dict[int, frozenset[str]] = {}
+        for n in range(1, len(feedback) + 1):
+            noted(feedback[n - 1 : n], histories, heads)
+            got = histories.sums(VERSIONS[:25], head, everyone, lambda k: k**-1.0)
+            want = _reference(feedback[:n], VERSIONS[:25], head, set(AGENTS), 1.0, 5, 2)
+            assert np.allclose(got, want, rtol=1e-12, atol=1e-12), n
 
 
 def test_a_forgotten_recall_no_longer_counts() -> None:

@@ -15,7 +15,6 @@ ceiling.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +51,7 @@ class Histories:
         self._made = 0  # rows ever taken; row ``made % WINDOW`` is the next
         self._row_recall: list[str] = []  # row -> the recall holding it
         self._row_columns: list[dict[int, None]] = []  # row -> its entries' columns, in turn
+        self._row_arrays: dict[int, npt.NDArray[np.int64]] = {}  # the same, made when read
         self._row_slots: list[list[int]] = []  # row -> its head's version slots
         self._head_sizes = np.zeros(64, dtype=np.int64)
         # Every entry: (row, agent slot, position, version slot) and (used, graded, grade).
@@ -107,8 +107,9 @@ class Histories:
         alike = np.flatnonzero(likeness).tolist()
         if not alike:  # a question nobody asked before: the common case
             return np.zeros((len(version_ids), len(SUMS)), dtype=np.float64)
-        columns = np.fromiter(
-            chain.from_iterable(self._row_columns[r] for r in alike), dtype=np.int64
+        made = self._row_arrays
+        columns = np.concatenate(
+            [a if (a := made.get(r)) is not None else self._row_array(r) for r in alike]
         )
         slots = [self._version_slots.get(v, 0) for v in distinct]
         index = self._index
@@ -155,10 +156,12 @@ class Histories:
         self._ints[:, at] = (row, key[1], position, key[0])
         self._floats[:, at] = 0.0
         self._row_columns[row][at] = None
+        self._row_arrays.pop(row, None)
         return at
 
     def _drop(self, row: int, at: int) -> None:
         del self._row_columns[row][at]
+        self._row_arrays.pop(row, None)
         self._free.append(at)
 
     def _propensities(
@@ -189,6 +192,12 @@ class Histories:
         )
         overlap[overlap < ALIKE] = 0.0
         return overlap
+
+    def _row_array(self, row: int) -> npt.NDArray[np.int64]:
+        found = self._row_arrays.get(row)
+        if found is None:
+            found = self._row_arrays[row] = np.fromiter(self._row_columns[row], dtype=np.int64)
+        return found
 
     def _posting_array(self, slot: int) -> npt.NDArray[np.int64]:
         found = self._posting_arrays.get(slot)
@@ -239,6 +248,7 @@ class Histories:
                 del self._kept[key]
             self._free.append(at)
         self._row_columns[row] = {}
+        self._row_arrays.pop(row, None)
 
     def _version_slot(self, version: str) -> int:
         slot = self._version_slots.get(version)
