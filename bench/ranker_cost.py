@@ -2,12 +2,12 @@
 per recall of 50 candidates (features from the memories' histories, then the model's scores).
 
 Synthetic but shaped like the product's data: recalls of 10 served results each, one or two
-uses per recall at positions drawn with position bias, every candidate with a history of
-``KEPT`` earlier recalls on average (160 earlier recalls of the container, each showing 10 of
-the 50), the most a history holds. Timings are
-the median of ``--rounds`` in this process, one thread. ``stage_ms_after_others`` is the same
-recall in a container used for long: ``--others`` earlier recalls of other memories were given
-feedback before its candidates' own.
+uses per recall at positions drawn with position bias, and the recall timed as its worst case:
+160 earlier recalls of the same question (16 of its head's 20 memories in each of theirs, so
+every one is alike and counts), each showing 10, so every memory of its head has a full
+history of ``KEPT`` entries. Timings are the median of ``--rounds`` in this process, one
+thread. ``stage_ms_after_others`` is the same recall in a container used for long:
+``--others`` earlier recalls of other memories were given feedback before its candidates' own.
 
     .venv/bin/python bench/ranker_cost.py [--rows 100000] [--rounds 5] [--others 10000] [--json]
 """

@@ -125,7 +125,7 @@ class Histories:
             rows, agents, positions, _ = self._ints[:, columns]
             said = self._floats[:, columns]
             # Each agent's standing is asked once, only of the agents in these entries.
-            present = sorted(set(agents.tolist()))
+            present = np.flatnonzero(np.bincount(agents)).tolist()
             counted = np.zeros(len(self._agents), dtype=np.float64)
             counted[present] = counts([self._agents[a] for a in present])
             weight = likeness[rows] * counted[agents]
