@@ -193,12 +193,13 @@ def test_killed_halfway_then_run_again_nothing_twice_nothing_lost(
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     # A batch the killed run had sent whole is still written by the server: count once settled.
-    landed = len(contents(base_url, "big"))
-    while True:
+    # One batch of 100 can take over half a second on a loaded machine, so the count must hold
+    # for two seconds.
+    landed, steady = len(contents(base_url, "big")), 0
+    while steady < 4:
         time.sleep(0.5)
         settled = len(contents(base_url, "big"))
-        if settled == landed:
-            break
+        steady = steady + 1 if settled == landed else 0
         landed = settled
     assert 600 <= landed < 3000
 
