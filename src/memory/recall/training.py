@@ -29,6 +29,7 @@ import numpy as np
 
 from ...eventlog import Actor, Draft
 from ...eventlog.events import RankerPromoted, RankerRolledBack, RankerTrained
+from ...projections.ranker import kernels
 from ...projections.ranker.evaluation import Comparison, compare, shown_dcg
 from ...projections.ranker.examples import Example, counted_only, pairs_of
 from ...projections.ranker.model import Model, train
@@ -187,6 +188,10 @@ class Trainer:
         )
         return {agent: round(self._standing(agent), 6) for agent in agents}
 
+    def has_feedback(self) -> bool:
+        """Whether any container has feedback (its recalls run the learned stage)."""
+        return self._ranker.has_feedback()
+
     def due(self) -> list[str]:
         """The containers with ``train_every`` feedback events counted since their last
         training."""
@@ -292,8 +297,14 @@ class Training:
             self._thread.join(timeout=30)
 
     def _run(self) -> None:
+        warm = False
         while not self._stop.wait(POLL_S):
             try:
+                if not warm and self._trainer.has_feedback():
+                    # The learned stage's loops are compiled here, not in the first recall
+                    # that needs them.
+                    kernels.warm()
+                    warm = True
                 due = self._trainer.due()
                 if due:
                     self._trainer.train()

@@ -5,11 +5,10 @@ recall id): where it was shown, whether it was used, the grade given. A recall's
 needs, for each of its candidates, sums over those records weighted by how alike each earlier
 recall is to it (``features.py``). Only earlier recalls of nearly the same question are alike
 (their heads share at least half their memories), and they are few: so every entry is a column
-of two arrays, kept by the earlier recall it was said in, and a recall finds the alike ones from
-their heads (one row of version slots each), gathers only their entries and sums them by
-candidate, in a fixed number of numpy calls whatever its candidates' records hold. A
-container's histories keep its latest ``WINDOW`` recalls with feedback, so that work has a
-ceiling.
+of two arrays, chained to the earlier recall it was said in, and a recall finds the alike ones
+from their heads (one row of version slots each), gathers only their entries and sums them by
+candidate, in two compiled loops (``kernels.py``). A container's histories keep its latest
+``WINDOW`` recalls with feedback, so that work has a ceiling.
 """
 
 from __future__ import annotations
@@ -19,14 +18,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from . import kernels
 from .features import ALIKE, HEAD, KEPT, WINDOW
+from .kernels import AGENT, GRADE, GRADED, NONE, USED, VERSION
+from .postings import Postings
 
 # The sums ``features.py`` turns into a candidate's features, in this order.
 SUMS: tuple[str, ...] = ("seen", "expected", "used", "closest", "graded", "grades")
-
-# The rows of an entry's columns: where it was said, and what was said.
-_ROW, _AGENT, _POSITION, _VERSION = range(4)
-_USED, _GRADED, _GRADE = range(3)
 
 
 class Histories:
@@ -40,28 +38,33 @@ class Histories:
 
     def __init__(self) -> None:
         self._version_slots: dict[str, int] = {}  # from 1: slot 0 is a version in no head
-        self._postings: dict[int, list[int]] = {}  # version slot -> the rows whose head holds it
-        # The same as arrays, made when read: a memory's rows change far less often than
-        # recalls read them.
-        self._posting_arrays: dict[int, npt.NDArray[np.int64]] = {}
-        self._index = np.full(64, -1, dtype=np.int64)  # by version slot; set only within a call
+        self._index = np.full(64, NONE, dtype=np.int64)  # by version slot; set only within a call
+        self._postings = Postings()  # version slot -> the rows whose head holds it
         self._agent_slots: dict[str, int] = {}
         self._agents: list[str] = []
         self._recall_rows: dict[str, int] = {}
         self._made = 0  # rows ever taken; row ``made % WINDOW`` is the next
         self._row_recall: list[str] = []  # row -> the recall holding it
-        self._row_columns: list[dict[int, None]] = []  # row -> its entries' columns, in turn
-        self._row_arrays: dict[int, npt.NDArray[np.int64]] = {}  # the same, made when read
         self._row_slots: list[list[int]] = []  # row -> its head's version slots
         self._head_sizes = np.zeros(64, dtype=np.int64)
         # Every entry: (row, agent slot, position, version slot) and (used, graded, grade).
         self._ints = np.zeros((4, 256), dtype=np.int64)
         self._floats = np.zeros((3, 256), dtype=np.float64)
+        # A row's entries are a chain of columns, in the order they were taken: the first and
+        # last of each row, and each column's next and previous (``NONE`` ends it).
+        self._first = np.full(64, NONE, dtype=np.int64)
+        self._last = np.full(64, NONE, dtype=np.int64)
+        self._next = np.full(256, NONE, dtype=np.int64)
+        self._previous = np.full(256, NONE, dtype=np.int64)
         self._columns = 0  # columns ever taken; the dropped ones are reused from ``_free``
         self._free: list[int] = []
         # (version slot, agent slot) -> {row: column}, oldest first: its latest ``KEPT``.
         self._kept: dict[tuple[int, int], dict[int, int]] = {}
         self._examined: dict[Callable[[int], float], npt.NDArray[np.float64]] = {}
+        # What ``kernels.gather`` writes the entries it found into, as long as ``_ints``.
+        self._found_columns = np.zeros(256, dtype=np.int64)
+        self._found_whose = np.zeros(256, dtype=np.int64)
+        self._found_likeness = np.zeros(256, dtype=np.float64)
 
     def note(
         self,
@@ -86,9 +89,10 @@ class Histories:
                 oldest = next(iter(kept))
                 self._drop(oldest, kept.pop(oldest))
         if used:
-            self._floats[_USED, at] = 1.0
+            self._floats[USED, at] = 1.0
         if grade is not None:
-            self._floats[_GRADED:, at] = (1.0, grade)
+            self._floats[GRADED, at] = 1.0
+            self._floats[GRADE, at] = grade
 
     def sums(
         self,
@@ -102,67 +106,105 @@ class Histories:
         whose head is ``head``; ``examined`` gives the propensity of a position."""
         # A version may stand twice in ``version_ids``: both get its sums.
         distinct = list(dict.fromkeys(version_ids))
-        found = np.zeros((len(distinct), len(SUMS)), dtype=np.float64)
-        likeness = self._likeness(head)
-        alike = np.flatnonzero(likeness).tolist()
-        if not alike:  # a question nobody asked before: the common case
+        if not self._recall_rows:
             return np.zeros((len(version_ids), len(SUMS)), dtype=np.float64)
-        made = self._row_arrays
-        columns = np.concatenate(
-            [a if (a := made.get(r)) is not None else self._row_array(r) for r in alike]
+        slot_of = self._version_slots.get
+        gather, add_up = kernels.compiled()
+        found_columns, found_whose, found_likeness = (
+            self._found_columns,
+            self._found_whose,
+            self._found_likeness,
         )
-        slots = [self._version_slots.get(v, 0) for v in distinct]
-        index = self._index
-        index[slots] = np.arange(len(distinct))
-        index[0] = -1  # a version in no recall's record
-        try:
-            whose = index[self._ints[_VERSION, columns]]
-        finally:
-            index[slots] = -1
-        columns = columns[whose >= 0]
-        whose = whose[whose >= 0]
-        if len(columns):
-            rows, agents, positions, _ = self._ints[:, columns]
-            said = self._floats[:, columns]
-            # Each agent's standing is asked once, only of the agents in these entries.
-            present = np.flatnonzero(np.bincount(agents)).tolist()
-            counted = np.zeros(len(self._agents), dtype=np.float64)
-            counted[present] = counts([self._agents[a] for a in present])
-            weight = likeness[rows] * counted[agents]
-            propensity = self._propensities(examined, int(positions.max()))
-            n = len(distinct)
-            found[:, 0] = np.bincount(whose, weight, n)
-            found[:, 1] = np.bincount(whose, weight * propensity[positions], n)
-            used = weight * said[_USED]
-            found[:, 2] = np.bincount(whose, used, n)
-            np.maximum.at(found[:, 3], whose, used)
-            found[:, 4] = np.bincount(whose, weight * said[_GRADED], n)
-            found[:, 5] = np.bincount(whose, weight * said[_GRADE], n)
+        gathered, present, deepest = gather(
+            np.array([slot_of(v, 0) for v in head], dtype=np.int64),
+            len(head),
+            self._postings.rows,
+            self._postings.start,
+            self._postings.count,
+            self._head_sizes,
+            len(self._row_recall),
+            self._first,
+            self._next,
+            self._ints,
+            self._index,
+            np.array([slot_of(v, 0) for v in distinct], dtype=np.int64),
+            len(self._agents),
+            ALIKE,
+            found_columns,
+            found_whose,
+            found_likeness,
+        )
+        if not gathered:  # no alike recall: the common case for a new question
+            return np.zeros((len(version_ids), len(SUMS)), dtype=np.float64)
+        # Each agent's standing is asked once, only of the agents in these entries.
+        counted = np.zeros(len(self._agents), dtype=np.float64)
+        who = present.tolist()
+        counted[who] = counts([self._agents[a] for a in who])
+        found = add_up(
+            found_columns[:gathered],
+            found_whose[:gathered],
+            found_likeness[:gathered],
+            self._ints,
+            self._floats,
+            counted,
+            self._propensities(examined, deepest),
+            len(distinct),
+        )
         if len(distinct) == len(version_ids):
             return found
         at = {v: i for i, v in enumerate(distinct)}
         return found[[at[v] for v in version_ids]]
 
     def _take(self, row: int, key: tuple[int, int], position: int) -> int:
-        """A column for a new entry of ``key`` = (version slot, agent slot) in ``row``."""
+        """A column for a new entry of ``key`` = (version slot, agent slot) in ``row``, last
+        in its chain."""
         if self._free:
             at = self._free.pop()
         else:
             if self._columns == self._ints.shape[1]:
                 self._ints = np.concatenate([self._ints, np.zeros_like(self._ints)], axis=1)
                 self._floats = np.concatenate([self._floats, np.zeros_like(self._floats)], axis=1)
+                self._next = np.concatenate([self._next, np.full_like(self._next, NONE)])
+                self._previous = np.concatenate(
+                    [self._previous, np.full_like(self._previous, NONE)]
+                )
+                self._found_columns = np.zeros(len(self._next), dtype=np.int64)
+                self._found_whose = np.zeros(len(self._next), dtype=np.int64)
+                self._found_likeness = np.zeros(len(self._next), dtype=np.float64)
             at = self._columns
             self._columns += 1
         self._ints[:, at] = (row, key[1], position, key[0])
         self._floats[:, at] = 0.0
-        self._row_columns[row][at] = None
-        self._row_arrays.pop(row, None)
+        last = int(self._last[row])
+        self._previous[at], self._next[at] = last, NONE
+        if last == NONE:
+            self._first[row] = at
+        else:
+            self._next[last] = at
+        self._last[row] = at
         return at
 
     def _drop(self, row: int, at: int) -> None:
-        del self._row_columns[row][at]
-        self._row_arrays.pop(row, None)
+        """The entry in column ``at`` is unchained from ``row`` and its column freed."""
+        before, after = int(self._previous[at]), int(self._next[at])
+        if before == NONE:
+            self._first[row] = after
+        else:
+            self._next[before] = after
+        if after == NONE:
+            self._last[row] = before
+        else:
+            self._previous[after] = before
         self._free.append(at)
+
+    def _chain(self, row: int) -> list[int]:
+        """The columns of ``row``'s entries, in turn."""
+        columns = []
+        at = int(self._first[row])
+        while at != NONE:
+            columns.append(at)
+            at = int(self._next[at])
+        return columns
 
     def _propensities(
         self, examined: Callable[[int], float], deepest: int
@@ -173,37 +215,6 @@ class Histories:
             table = np.array([0.0] + [examined(p) for p in range(1, max(deepest, HEAD) + 1)])
             self._examined[examined] = table
         return table
-
-    def _likeness(self, head: frozenset[str]) -> npt.NDArray[np.float64]:
-        """The Jaccard overlap of every earlier recall's head with ``head``, from ``ALIKE``
-        up; under it, 0. Counted from the rows holding each of ``head``'s memories, so only
-        the recalls that share one with it are looked at."""
-        recalls = len(self._row_recall)
-        if not head:
-            return np.zeros(recalls)
-        slots = [s for v in head if (s := self._version_slots.get(v)) in self._postings]
-        if not slots:
-            return np.zeros(recalls)
-        rows = np.concatenate([self._posting_array(s) for s in slots])
-        shared = np.bincount(rows, minlength=recalls)
-        # Never 0: a union holds at least ``head``.
-        overlap: npt.NDArray[np.float64] = shared / (
-            len(head) + self._head_sizes[:recalls] - shared
-        )
-        overlap[overlap < ALIKE] = 0.0
-        return overlap
-
-    def _row_array(self, row: int) -> npt.NDArray[np.int64]:
-        found = self._row_arrays.get(row)
-        if found is None:
-            found = self._row_arrays[row] = np.fromiter(self._row_columns[row], dtype=np.int64)
-        return found
-
-    def _posting_array(self, slot: int) -> npt.NDArray[np.int64]:
-        found = self._posting_arrays.get(slot)
-        if found is None:
-            found = self._posting_arrays[slot] = np.array(self._postings[slot], dtype=np.int64)
-        return found
 
     def _recall_row(self, recall_id: str, head: frozenset[str]) -> int:
         row = self._recall_rows.get(recall_id)
@@ -216,10 +227,11 @@ class Histories:
             self._row_recall[row] = recall_id
         else:
             self._row_recall.append(recall_id)
-            self._row_columns.append({})
         self._recall_rows[recall_id] = row
         if row == len(self._head_sizes):
             self._head_sizes = np.concatenate([self._head_sizes, np.zeros_like(self._head_sizes)])
+            self._first = np.concatenate([self._first, np.full_like(self._first, NONE)])
+            self._last = np.concatenate([self._last, np.full_like(self._last, NONE)])
         slots = [self._version_slot(v) for v in sorted(head)][:HEAD]
         if row == len(self._row_slots):
             self._row_slots.append(slots)
@@ -227,35 +239,30 @@ class Histories:
             self._row_slots[row] = slots
         self._head_sizes[row] = len(slots)
         for slot in slots:
-            self._postings.setdefault(slot, []).append(row)
-            self._posting_arrays.pop(slot, None)
+            self._postings.add(slot, row)
         return row
 
     def _retire(self, row: int) -> None:
         """The recall holding ``row`` is forgotten, with every entry said in it."""
         del self._recall_rows[self._row_recall[row]]
         for slot in self._row_slots[row]:
-            rows = self._postings[slot]
-            self._posting_arrays.pop(slot, None)
-            rows.remove(row)
-            if not rows:
-                del self._postings[slot]
-        for at in self._row_columns[row]:
-            key = (int(self._ints[_VERSION, at]), int(self._ints[_AGENT, at]))
+            self._postings.remove(slot, row)
+        for at in self._chain(row):
+            key = (int(self._ints[VERSION, at]), int(self._ints[AGENT, at]))
             kept = self._kept[key]
             del kept[row]
             if not kept:
                 del self._kept[key]
             self._free.append(at)
-        self._row_columns[row] = {}
-        self._row_arrays.pop(row, None)
+        self._first[row] = self._last[row] = NONE
 
     def _version_slot(self, version: str) -> int:
         slot = self._version_slots.get(version)
         if slot is None:
             slot = self._version_slots[version] = len(self._version_slots) + 1
             if slot == len(self._index):
-                self._index = np.concatenate([self._index, np.full_like(self._index, -1)])
+                self._index = np.concatenate([self._index, np.full_like(self._index, NONE)])
+            self._postings.reserve(slot)
         return slot
 
     def _agent_slot(self, agent: str) -> int:

@@ -460,9 +460,11 @@ class RankerProjection(RankerQueries):
         found = self.model_row(digest)
         return found.model if found is not None and found.reproduced else None
 
-    def has_feedback(self, container_tag: str) -> bool:
-        """Whether anyone has said what helped in a recall of this container."""
+    def has_feedback(self, container_tag: str | None = None) -> bool:
+        """Whether anyone has said what helped in a recall of this container (None: of any)."""
         with self._state_lock:
+            if container_tag is None:
+                return bool(self._feedback_in)
             return container_tag in self._feedback_in
 
     def gives_feedback(self, agent: str, container_tag: str) -> bool:
