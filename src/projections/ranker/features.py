@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...eventlog.events import Candidate
+from . import kernels
 
 # The fusion constant the logged ranks were fused with (``memory/recall/ranking.py``); ranks
 # are turned into the same reciprocal shares here.
@@ -36,7 +37,6 @@ KEPT = 32  # the latest examined recalls a history keeps per agent
 # head with each of them, so this bounds the stage's cost in a container used for years
 # (``histories.py``); older feedback lives on in the trained weights only.
 WINDOW = 2048
-_NS_PER_DAY = 86_400 * 1_000_000_000
 
 FEATURES: tuple[str, ...] = (
     "fused",  # the fused score over the recall's best
@@ -73,19 +73,11 @@ def candidate_features(
     """One row per candidate, in the order given (the order before the ranker), from each
     one's record summed over the earlier recalls like this one (``histories.Histories.sums``:
     seen, expected, used, closest, graded, grades)."""
-    n = len(candidates)
-    fused = np.array([c.fused for c in candidates], dtype=np.float64)
-    best_fused = float(fused.max()) if n else 0.0
-    at = np.array([now_ns if a is None else a for a in observed_at], dtype=np.int64)
-    ages = np.maximum(0.0, (now_ns - at) / _NS_PER_DAY)
-    seen, expected, used, closest, graded, grades = sums.T
-    rows = np.empty((n, len(FEATURES)), dtype=np.float64)
-    rows[:, 0] = fused / (best_fused or 1.0)
-    rows[:, 1] = np.log1p(np.arange(n, dtype=np.float64))
-    rows[:, 2] = np.log1p(seen)
-    rows[:, 3] = (used + 0.25) / (expected + 1.0)
-    rows[:, 4] = closest
-    rows[:, 5] = (grades + 1.5) / (graded + 1.0)
-    rows[:, 6] = np.log1p(ages)
-    rows[:, 7] = np.asarray(trust, dtype=np.float64)
-    return rows
+    feature_rows = kernels.compiled()[2]
+    return feature_rows(
+        np.array([c.fused for c in candidates], dtype=np.float64),
+        np.array([now_ns if a is None else a for a in observed_at], dtype=np.int64),
+        now_ns,
+        sums,
+        np.asarray(trust, dtype=np.float64),
+    )

@@ -14,6 +14,7 @@ candidate, in two compiled loops (``kernels.py``). A container's histories keep 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -109,14 +110,14 @@ class Histories:
         if not self._recall_rows:
             return np.zeros((len(version_ids), len(SUMS)), dtype=np.float64)
         slot_of = self._version_slots.get
-        gather, add_up = kernels.compiled()
+        gather, add_up, _ = kernels.compiled()
         found_columns, found_whose, found_likeness = (
             self._found_columns,
             self._found_whose,
             self._found_likeness,
         )
         gathered, present, deepest = gather(
-            np.array([slot_of(v, 0) for v in head], dtype=np.int64),
+            np.array([slot_of(v, 0) for v in chain(head, distinct)], dtype=np.int64),
             len(head),
             self._postings.rows,
             self._postings.start,
@@ -127,7 +128,6 @@ class Histories:
             self._next,
             self._ints,
             self._index,
-            np.array([slot_of(v, 0) for v in distinct], dtype=np.int64),
             len(self._agents),
             ALIKE,
             found_columns,
@@ -137,16 +137,17 @@ class Histories:
         if not gathered:  # no alike recall: the common case for a new question
             return np.zeros((len(version_ids), len(SUMS)), dtype=np.float64)
         # Each agent's standing is asked once, only of the agents in these entries.
-        counted = np.zeros(len(self._agents), dtype=np.float64)
         who = present.tolist()
-        counted[who] = counts([self._agents[a] for a in who])
         found = add_up(
-            found_columns[:gathered],
-            found_whose[:gathered],
-            found_likeness[:gathered],
+            gathered,
+            found_columns,
+            found_whose,
+            found_likeness,
             self._ints,
             self._floats,
-            counted,
+            present,
+            np.array(counts([self._agents[a] for a in who]), dtype=np.float64),
+            len(self._agents),
             self._propensities(examined, deepest),
             len(distinct),
         )
