@@ -262,20 +262,37 @@ def test_a_spamming_agent_under_the_trust_floor_gains_nothing(tmp_path: Path) ->
     assert spammed == pytest.approx(plain, abs=1e-3)
 
 
+def used_alike(runtime: Runtime, caller: Caller, version: str) -> float:
+    """The ``used_alike`` feature a new recall computes for ``version``."""
+    event = recall(runtime, caller)
+    assert event.learned is not None
+    return event.learned.features[version][FEATURES.index("used_alike")]
+
+
 def test_a_quarantined_agents_feedback_is_removed_with_it(runtime: Runtime) -> None:
     """Its uses stop counting from the next recall on, and come back with its release."""
     write_facts(runtime)
     chosen = recall(runtime, HELPER).served[4]
     use_always(runtime, HELPER, chosen, 10)
-
-    def used_alike(caller: Caller) -> float:
-        event = recall(runtime, caller)
-        assert event.learned is not None
-        return event.learned.features[chosen][FEATURES.index("used_alike")]
-
     reader = Caller(agent_id="reader")
-    counted = used_alike(reader)
+    counted = used_alike(runtime, reader, chosen)
     runtime.core.quarantine.quarantine("helper", "spam", USER)
-    assert used_alike(reader) < counted
+    assert used_alike(runtime, reader, chosen) < counted
     runtime.core.quarantine.release("helper", USER)
-    assert used_alike(reader) == pytest.approx(counted)
+    assert used_alike(runtime, reader, chosen) == pytest.approx(counted)
+
+
+def test_an_agent_whose_trust_falls_under_the_floor_stops_counting_at_the_next_recall(
+    runtime: Runtime,
+) -> None:
+    """Standing is kept between recalls, and read again once any trust changes."""
+    write_facts(runtime)
+    chosen = recall(runtime, HELPER).served[4]
+    use_always(runtime, HELPER, chosen, 10)
+    reader = Caller(agent_id="reader")
+    counted = used_alike(runtime, reader, chosen)
+    assert used_alike(runtime, reader, chosen) == pytest.approx(counted)  # read from what is kept
+    for _ in range(12):
+        runtime.core.record([Draft(USER, AgentSignal(agent_id="helper", signal="negative"))])
+    assert runtime.core.trust.trust_of("helper") < 0.5
+    assert used_alike(runtime, reader, chosen) < counted

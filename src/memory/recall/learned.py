@@ -49,24 +49,37 @@ class Learned(msgspec.Struct, kw_only=True):
 
 class Standing:
     """The weight of an agent's feedback now: its trust, or 0 when under ``TRUST_FLOOR``,
-    quarantined or rolled back."""
+    quarantined or rolled back.
+
+    Kept per agent until any trust changes or the agents set aside do: a recall asks it of
+    every agent in its head's records, and those change far less often than recalls run."""
 
     def __init__(self, trust: TrustProjection | None, held: Callable[[], frozenset[str]]) -> None:
         self._trust = trust
         self._held = held
+        # (trust changes, agents set aside, standing by agent), replaced whole: a thread
+        # never reads standings under another state's labels.
+        self._known: tuple[int, frozenset[str], dict[str, float]] = (-1, frozenset(), {})
 
     def __call__(self, agent: str) -> float:
         (value,) = self.of_many([agent])
         return value
 
     def of_many(self, agents: Sequence[str]) -> list[float]:
-        """Each agent's standing, read at once (a recall asks it of every agent in the
-        records of its head)."""
+        """Each agent's standing, read at once."""
         held = self._held()
-        trusts = [1.0] * len(agents) if self._trust is None else self._trust.trusts_of(agents)
-        return [
-            0.0 if a in held or t < TRUST_FLOOR else t for a, t in zip(agents, trusts, strict=True)
-        ]
+        # Read before the trusts are: a change made after this is seen at the next call.
+        changes = 0 if self._trust is None else self._trust.changes
+        at, aside, known = self._known
+        if at != changes or aside is not held:
+            known = {}
+            self._known = (changes, held, known)
+        missing = [a for a in agents if a not in known]
+        if missing:
+            trusts = [1.0] * len(missing) if self._trust is None else self._trust.trusts_of(missing)
+            for a, t in zip(missing, trusts, strict=True):
+                known[a] = 0.0 if a in held or t < TRUST_FLOOR else t
+        return [known[a] for a in agents]
 
 
 class LearnedStage:

@@ -183,6 +183,7 @@ class TrustProjection(TrustQueries):
                 # An admin key acts for the user: from its making on, with the user's standing.
                 self._conn.execute("INSERT OR IGNORE INTO trust_users VALUES (?)", (e.agent_id,))
                 self._users = self._users | {e.agent_id}
+                self.changes += 1
             case AgentRolledBack() as e:
                 # Appended last, after one event per item it undid: where the agent stood
                 # before the first of them.

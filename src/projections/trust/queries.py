@@ -25,6 +25,9 @@ class TrustQueries(SqliteProjection):
         self._scores_lock = threading.Lock()
         self._scores: dict[str, tuple[float, float]] = {}
         self._users: frozenset[str] = USER_AGENTS
+        # Counts every change of any agent's trust, after the change: whoever keeps trusts read
+        # earlier knows when to read them again.
+        self.changes = 0
         super().__init__(path)
         self._load(None)
 
@@ -56,6 +59,7 @@ class TrustQueries(SqliteProjection):
                 self._scores = {}
             for agent, got, lost in rows:
                 self._scores[agent] = (got, lost)
+            self.changes += 1
 
     def trust_of(self, agent: str) -> float:
         """An agent's trust now: the posterior mean (the prior's for an agent never seen)."""
