@@ -92,6 +92,7 @@ class LearnedStage:
         self.ranker = ranker
         self._trust = trust
         self._standing = standing
+        self._digests: dict[Model, str] = {}  # of the models served lately: a digest is a hash
 
     @staticmethod
     def head(limit: int) -> int:
@@ -129,7 +130,8 @@ class LearnedStage:
         rows = [candidates[label] for label in head]
         version_ids = [c.version_id for c in rows]
         # Uses are weighed by the examination propensity the model was trained with.
-        propensity = NO_CORRECTION if model is None else self.ranker.propensity_of(model.digest)
+        digest = None if model is None else self._digest(model)
+        propensity = NO_CORRECTION if digest is None else self.ranker.propensity_of(digest)
         sums = self.ranker.record_sums(
             container_tag, version_ids, pool, self._counted, propensity.of
         )
@@ -141,8 +143,8 @@ class LearnedStage:
         reordered = list(order)
         scores: dict[int, float] = {}
         if model is not None:
-            values = model.score(x)
-            scores = {label: round(float(v), 9) for label, v in zip(head, values, strict=True)}
+            values = model.score(x).tolist()
+            scores = {label: round(v, 9) for label, v in zip(head, values, strict=True)}
             ranked = sorted(range(len(head)), key=lambda i: (-values[i], i))
             reordered = [head[i] for i in ranked] + order[len(head) :]
         # A swap needs two served results: the pool may be shorter than the limit.
@@ -155,9 +157,17 @@ class LearnedStage:
             order=reordered,
             features=dict(zip(head, x.tolist(), strict=True)),
             scores=scores,
-            digest=None if model is None else model.digest,
+            digest=digest,
             explore=explore,
         )
+
+    def _digest(self, model: Model) -> str:
+        digest = self._digests.get(model)
+        if digest is None:
+            if len(self._digests) >= 64:  # models are replaced; the old ones are let go
+                self._digests.clear()
+            digest = self._digests[model] = model.digest
+        return digest
 
     def _counted(self, agents: Sequence[str]) -> list[bool]:
         """Whether each agent's feedback counts now."""
