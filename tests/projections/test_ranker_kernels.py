@@ -1,6 +1,7 @@
 """The learned stage's compiled loops give the very bits of their definitions: the features of
-a candidate as the array formulas defined them before they were compiled, and the compiled
-functions against the plain Python ones they are made from."""
+a candidate as the array formulas defined them before they were compiled, the compiled
+functions against the plain Python ones they are made from, and the model's scores against
+numpy's product up to its order of addition."""
 
 from __future__ import annotations
 
@@ -77,3 +78,19 @@ def test_compiled_sums_are_the_plain_loops(data: st.DataObject, candidates: int,
     args = (n, columns, whose, likeness, ints, floats, present, counts, 4, propensity, candidates)
     compiled = kernels.compiled()[1](*args)
     assert compiled.tobytes() == kernels.add_up(*args).tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.integers(0, 30))
+def test_compiled_scores_are_the_plain_loop_and_the_array_product(
+    data: st.DataObject, n: int
+) -> None:
+    x = data.draw(hnp.arrays(np.float64, (n, 8), elements=st.floats(-1e3, 1e3)))
+    mean = data.draw(hnp.arrays(np.float64, 8, elements=st.floats(-1e3, 1e3)))
+    scale = data.draw(hnp.arrays(np.float64, 8, elements=st.floats(1e-3, 1e3)))
+    weights = data.draw(hnp.arrays(np.float64, 8, elements=st.floats(-10.0, 10.0)))
+    compiled = kernels.compiled()[3](x, mean, scale, weights, 1)
+    assert compiled.tobytes() == kernels.scores(x, mean, scale, weights, 1).tobytes()
+    # The same as the product numpy computes, to the rounding of a different order of addition.
+    product = ((x - mean) / scale) @ weights - x[:, 1]
+    np.testing.assert_allclose(compiled, product, rtol=1e-9, atol=1e-6)

@@ -110,7 +110,7 @@ class Histories:
         if not self._recall_rows:
             return np.zeros((len(version_ids), len(SUMS)), dtype=np.float64)
         slot_of = self._version_slots.get
-        gather, add_up, _ = kernels.compiled()
+        gather, add_up, _, _ = kernels.compiled()
         found_columns, found_whose, found_likeness = (
             self._found_columns,
             self._found_whose,

@@ -1,5 +1,6 @@
-"""The learned stage's loops, compiled: a recall's record sums (``histories.Histories.sums``)
-and its candidates' features (``features.candidate_features``).
+"""The learned stage's loops, compiled: a recall's record sums (``histories.Histories.sums``),
+its candidates' features (``features.candidate_features``) and the model's scores of them
+(``model.Model.score``).
 
 Each recall runs them over its container's histories: find the earlier recalls alike to it
 from the rows holding its head's memories, sum the entries said in them by candidate, and turn
@@ -158,17 +159,32 @@ def feature_rows(
     return rows
 
 
+def scores(x: Floats, mean: Floats, scale: Floats, weights: Floats, position: int) -> Floats:
+    """``model.Model.score``: each row's standardised features times the weights, summed in
+    feature order, less its position feature (a loop, so the same on every machine, where a
+    BLAS product's order of addition depends on the processor)."""
+    n, width = x.shape
+    out = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        total = 0.0
+        for k in range(width):
+            total += (x[i, k] - mean[k]) / scale[k] * weights[k]
+        out[i] = total - x[i, position]
+    return out
+
+
 # The compiled functions take what the plain ones do.
 Gather: TypeAlias = Callable[..., tuple[int, Ints, int]]
 AddUp: TypeAlias = Callable[..., Floats]
 FeatureRows: TypeAlias = Callable[..., Floats]
+Scores: TypeAlias = Callable[..., Floats]
 
 
-_compiled: tuple[Gather, AddUp, FeatureRows] | None = None
+_compiled: tuple[Gather, AddUp, FeatureRows, Scores] | None = None
 
 
-def compiled() -> tuple[Gather, AddUp, FeatureRows]:
-    """``gather``, ``add_up`` and ``feature_rows`` compiled (the first call of each in a
+def compiled() -> tuple[Gather, AddUp, FeatureRows, Scores]:
+    """``gather``, ``add_up``, ``feature_rows`` and ``scores`` compiled (the first call of each in a
     process compiles it, or loads it from the cache)."""
     global _compiled  # made once per process, on first use
     if _compiled is None:
@@ -179,6 +195,7 @@ def compiled() -> tuple[Gather, AddUp, FeatureRows]:
             cast(Gather, jit(gather)),
             cast(AddUp, jit(add_up)),
             cast(FeatureRows, jit(feature_rows)),
+            cast(Scores, jit(scores)),
         )
     return _compiled
 
@@ -186,7 +203,7 @@ def compiled() -> tuple[Gather, AddUp, FeatureRows]:
 def warm() -> None:
     """Compile (or load) both loops now, on a tiny input: the first recall that needs them
     would otherwise wait for it (a fraction of a second from the cache, seconds without)."""
-    gather_compiled, add_up_compiled, feature_rows_compiled = compiled()
+    gather_compiled, add_up_compiled, feature_rows_compiled, scores_compiled = compiled()
     one = np.zeros(1, dtype=np.int64)
     table = np.full((4, 1), NONE, dtype=np.int64)
     gather_compiled(
@@ -195,4 +212,5 @@ def warm() -> None:
     add_up_compiled(
         0, one, one, one * 0.0, table, np.zeros((3, 1)), one, one * 0.0, 1, one * 0.0, 1
     )
-    feature_rows_compiled(np.zeros(1), one, 0, np.zeros((1, 6)), np.zeros(1))
+    features = feature_rows_compiled(np.zeros(1), one, 0, np.zeros((1, 6)), np.zeros(1))
+    scores_compiled(features, np.zeros(8), np.ones(8), np.zeros(8), 1)

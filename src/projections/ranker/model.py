@@ -12,6 +12,7 @@ the same log prefix has the same digest on any machine whose floats agree to 1e-
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 
@@ -20,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
+from . import kernels
 from .features import FEATURES, LEARNED
 
 # The order before the ranker is the starting point: a candidate's score starts at
@@ -57,14 +59,19 @@ class Model(msgspec.Struct, frozen=True, kw_only=True):
         return digest_of(self)
 
     def score(self, x: Matrix) -> npt.NDArray[np.float64]:
-        mean = np.asarray(self.mean)
-        scale = np.asarray(self.scale)
-        learned = ((x - mean) / scale) @ np.asarray(self.weights)
-        return np.asarray(learned - x[:, POSITION], dtype=np.float64)
+        """``weights . ((x - mean) / scale)`` less the position feature, for each row of x."""
+        mean, scale, weights = _arrays(self)
+        return kernels.compiled()[3](np.ascontiguousarray(x), mean, scale, weights, POSITION)
 
     def explained(self) -> dict[str, float]:
         """Each feature's weight, per standard deviation of it: what a trace shows."""
         return dict(zip(self.features, self.weights, strict=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _arrays(model: Model) -> tuple[Matrix, Matrix, Matrix]:
+    """A model's mean, scale and weights as arrays, made once per model (not to be changed)."""
+    return np.asarray(model.mean), np.asarray(model.scale), np.asarray(model.weights)
 
 
 def digest_of(model: Model) -> str:
