@@ -65,10 +65,9 @@ def test_compiled_sums_are_the_plain_loops(data: st.DataObject, candidates: int,
     likeness = data.draw(hnp.arrays(np.float64, n, elements=st.floats(0.5, 1.0)))
     ints = np.vstack(
         [
-            np.zeros(80, dtype=np.int64),
             data.draw(hnp.arrays(np.int64, 80, elements=st.integers(0, 3))),  # agent
             data.draw(hnp.arrays(np.int64, 80, elements=st.integers(1, 20))),  # position
-            np.zeros(80, dtype=np.int64),
+            np.zeros(80, dtype=np.int64),  # version
         ]
     )
     floats = data.draw(hnp.arrays(np.float64, (3, 80), elements=st.floats(0.0, 3.0)))

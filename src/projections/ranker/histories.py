@@ -1,4 +1,4 @@
-"""Each memory's record in earlier recalls, kept so that a recall sums it with array operations.
+"""Each memory's record in earlier recalls, kept so that a recall sums it in compiled loops.
 
 A version's record holds, per agent, the latest ``KEPT`` recalls that agent examined it in (by
 recall id): where it was shown, whether it was used, the grade given. A recall's learned stage
@@ -6,9 +6,9 @@ needs, for each of its candidates, sums over those records weighted by how alike
 recall is to it (``features.py``). Only earlier recalls of nearly the same question are alike
 (their heads share at least half their memories), and they are few: so every entry is a column
 of two arrays, chained to the earlier recall it was said in, and a recall finds the alike ones
-from their heads (one row of version slots each), gathers only their entries and sums them by
-candidate, in two compiled loops (``kernels.py``). A container's histories keep its latest
-``WINDOW`` recalls with feedback, so that work has a ceiling.
+from the rows holding its head's memories (``postings.py``), gathers only their entries and
+sums them by candidate, in two compiled loops (``kernels.py``). A container's histories keep
+its latest ``WINDOW`` recalls with feedback, so that work has a ceiling.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ class Histories:
         self._row_recall: list[str] = []  # row -> the recall holding it
         self._row_slots: list[list[int]] = []  # row -> its head's version slots
         self._head_sizes = np.zeros(64, dtype=np.int64)
-        # Every entry: (row, agent slot, position, version slot) and (used, graded, grade).
-        self._ints = np.zeros((4, 256), dtype=np.int64)
+        # Every entry: (agent slot, position, version slot) and (used, graded, grade).
+        self._ints = np.zeros((3, 256), dtype=np.int64)
         self._floats = np.zeros((3, 256), dtype=np.float64)
         # A row's entries are a chain of columns, in the order they were taken: the first and
         # last of each row, and each column's next and previous (``NONE`` ends it).
@@ -174,7 +174,7 @@ class Histories:
                 self._found_likeness = np.zeros(len(self._next), dtype=np.float64)
             at = self._columns
             self._columns += 1
-        self._ints[:, at] = (row, key[1], position, key[0])
+        self._ints[:, at] = (key[1], position, key[0])
         self._floats[:, at] = 0.0
         last = int(self._last[row])
         self._previous[at], self._next[at] = last, NONE

@@ -28,8 +28,9 @@ import numpy.typing as npt
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
 
-# An entry's columns in ``Histories``: where it was said, and what was said.
-ROW, AGENT, POSITION, VERSION = range(4)
+# An entry's columns in ``Histories``: who said it of which version, where it was shown, and
+# what was said.
+AGENT, POSITION, VERSION = range(3)
 USED, GRADED, GRADE = range(3)
 NONE = -1  # the end of a chain; no candidate
 NS_PER_DAY = 86_400 * 1_000_000_000
@@ -205,7 +206,7 @@ def warm() -> None:
     would otherwise wait for it (a fraction of a second from the cache, seconds without)."""
     gather_compiled, add_up_compiled, feature_rows_compiled, scores_compiled = compiled()
     one = np.zeros(1, dtype=np.int64)
-    table = np.full((4, 1), NONE, dtype=np.int64)
+    table = np.full((3, 1), NONE, dtype=np.int64)
     gather_compiled(
         one, 1, one, one, one, one, 0, one, one, table, one, 0, 0.5, one, one, one * 0.0
     )
