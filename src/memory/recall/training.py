@@ -298,13 +298,18 @@ class Training:
 
     def _run(self) -> None:
         warm = False
-        while not self._stop.wait(POLL_S):
+        while True:
             try:
                 if not warm and self._trainer.has_feedback():
-                    # The learned stage's loops are compiled here, not in the first recall
-                    # that needs them.
+                    # The learned stage's loops are compiled (or loaded) here, at once, not in
+                    # the first recall that needs them.
                     kernels.warm()
                     warm = True
+            except Exception:  # tried again at the next poll; a recall would compile them
+                log.exception("compiling the learned stage failed")
+            if self._stop.wait(POLL_S):
+                return
+            try:
                 due = self._trainer.due()
                 if due:
                     self._trainer.train()
