@@ -11,11 +11,10 @@ scores, so a trace shows why each one was or was not recalled.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import threading
 import time
 import uuid
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future
 
@@ -23,89 +22,47 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from ...embedding.port import Embedder, float32_bytes, from_bytes
+from ...embedding.port import Embedder, from_bytes
 from ...embedding.rerank import Reranker
 from ...errors import RerankerUnavailable
 from ...eventlog import Actor, Appended, Draft, Sealer
-from ...eventlog.events import Candidate, LearnedRanking, RecallPerformed
+from ...eventlog.events import RecallPerformed
 from ...eventlog.subjects import container_subject
 from ...projections.documents.projection import DocumentProjection
-from ...projections.fulltext.index import FullTextIndex
 from ...projections.indexes import FullTextProjection, VectorProjection
 from ...projections.memories.projection import MemoryProjection
-from ...projections.memories.rows import VersionRow
 from ...projections.readmodels import ReadModels
 from ...projections.trust.projection import TrustProjection
 from ...projections.trust.rows import Carried
 from ...projections.vectors.exact import unit
 from ..record import Recorder
 from ..writing.calibration import thresholds_for
+from .documents import DocumentRecall
 from .learned import LearnedStage, Standing, logged
-from .messages import Hit, Origin, RecallRequest, RecallResult, chunk_trace_id
+from .messages import Hit, Origin, RecallRequest, RecallResult
 from .ranking import (
-    POOL,
     RANKING,
     RERANK_POOL,
-    Reranked,
     agreed_at_top,
-    folded_words,
     fuse,
     interleave,
     linked_newer_first,
     mmr,
-    names_in,
     newer_above_older_among_agreed,
     recency_weight,
-    rerank,
-    with_contexts,
 )
-
-
-class _Ranked(msgspec.Struct, kw_only=True):
-    """One family's outcome: every candidate for the trace, and the served hits in order."""
-
-    candidates: list[Candidate]
-    hits: list[Hit]
-    learned: LearnedRanking | None = None
-    ranker: str | None = None  # the digest of the model that reordered it
-    explore: int | None = None  # the position it swapped with the next
-
-
-class _Stopwatch:
-    """Per-stage latency in ms: each ``lap`` is the time since the previous one, less the
-    time spent ``apart`` (a stage timed on its own inside another)."""
-
-    def __init__(self) -> None:
-        self.ms: dict[str, float] = {}
-        self._clock = time.perf_counter()
-
-    def lap(self, stage: str) -> None:
-        now = time.perf_counter()
-        self.ms[stage] = round((now - self._clock) * 1000, 3)
-        self._clock = now
-
-    @contextlib.contextmanager
-    def apart(self, stage: str) -> Iterator[None]:
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            spent = time.perf_counter() - started
-            self.ms[stage] = round(self.ms.get(stage, 0.0) + spent * 1000, 3)
-            self._clock += spent
-
-
-def _searched(index: FullTextIndex) -> int:
-    """Where the index's disk/tail boundary stood for this thread's search (now, if it was
-    not searched: then it decided nothing)."""
-    seq = index.searched_seq()
-    return index.visible_seq if seq is None else seq
-
-
-def vector_digest(vector: npt.NDArray[np.floating]) -> str:
-    """sha256 of a query vector's float32 bytes: lets a replay prove it embedded the query
-    exactly as the recall did, without storing the vector."""
-    return hashlib.sha256(float32_bytes(vector)).hexdigest()
+from .stages import (
+    Judge,
+    Ranked,
+    Stopwatch,
+    asks_of_older,
+    index_candidates,
+    live_scope,
+    marked,
+    searched_seq,
+    unhidden,
+    vector_digest,
+)
 
 
 class Recall:
@@ -138,7 +95,6 @@ class Recall:
         # The versions of quarantined agents, and their documents' chunks, left out of every
         # search (``quarantine.py``).
         self.hidden = hidden
-        self.hidden_chunks = hidden_chunks
         self._recorder = recorder
         self._sealer = sealer
         self._embedder = embedder
@@ -148,9 +104,14 @@ class Recall:
         self._vectors = vectors
         self._fulltext = fulltext
         self._context_fulltext = context_fulltext
-        self._documents = documents
-        self._document_vectors = document_vectors
         self._document_fulltext = document_fulltext
+        self._document_recall = DocumentRecall(
+            documents=documents,
+            vectors=document_vectors,
+            fulltext=document_fulltext,
+            hidden=hidden_chunks,
+            floor=self._floor,
+        )
         self._in_flight: set[Future[Appended]] = set()
         self._in_flight_lock = threading.Lock()
 
@@ -200,15 +161,15 @@ class Recall:
         if request.rerank and reranker is None:
             raise RerankerUnavailable("this server has no reranker configured")
         pool = request.rerank_pool if request.rerank_pool is not None else self.rerank_pool
-        watch = _Stopwatch()
+        watch = Stopwatch()
         lap = watch.lap
         view = self._recorder.runner.position()  # what the ranking reads, for a replay to fold to
         for projection in (self._fulltext, self._context_fulltext, self._document_fulltext):
             projection.index.forget_searched_seq()
         query = self._embedder.embed_queries([request.q])[0]
         lap("embed")
-        families: list[_Ranked] = []
-        judge = None if reranker is None else _Judge(reranker, request.q, pool, watch)
+        families: list[Ranked] = []
+        judge = None if reranker is None else Judge(reranker, request.q, pool, watch)
         recall_id = f"trc_{uuid.uuid4().hex}"
         if request.mode in ("memories", "hybrid"):
             families.append(
@@ -217,7 +178,7 @@ class Recall:
                 )
             )
         if request.mode in ("documents", "hybrid"):
-            families.append(self._documents_ranked(request, query, lap, judge))
+            families.append(self._document_recall.ranked(request, query, lap, judge))
         hits = interleave([f.hits for f in families], lambda hit: hit.score)[: request.limit]
         lap("fuse")
         served = {hit.trace_id for hit in hits}
@@ -238,9 +199,9 @@ class Recall:
             # The full-text indexes' disk/tail boundaries decide BM25 scores: a replay
             # commits its indexes where these searches found them.
             index_seqs={
-                "memories": _searched(self._fulltext.index),
-                "contexts": _searched(self._context_fulltext.index),
-                "documents": _searched(self._document_fulltext.index),
+                "memories": searched_seq(self._fulltext.index),
+                "contexts": searched_seq(self._context_fulltext.index),
+                "documents": searched_seq(self._document_fulltext.index),
             },
             candidates=candidates,
             served=[hit.trace_id for hit in hits],
@@ -297,13 +258,13 @@ class Recall:
         request: RecallRequest,
         query: npt.NDArray[np.float32],
         lap: Callable[[str], None],
-        judge: _Judge | None,
+        judge: Judge | None,
         recall_id: str,
         agent: str,
         apart: Callable[[str], contextlib.AbstractContextManager[None]],
-    ) -> _Ranked:
-        allowed, scope = _unhidden(*self._allowed(request), self.hidden, request.container_tag)
-        by_vector, by_text = _candidates(
+    ) -> Ranked:
+        allowed, scope = unhidden(*self._allowed(request), self.hidden, request.container_tag)
+        by_vector, by_text = index_candidates(
             self._vectors,
             (self._fulltext, self._context_fulltext),
             request,
@@ -357,10 +318,10 @@ class Recall:
         linked = self._memories.by_row_ids(sorted({r for link in links for r in link}))
         if links:
             order = linked_newer_first(
-                order, links, request.limit, _asks_of_older(request.q, linked)
+                order, links, request.limit, asks_of_older(request.q, linked)
             )
         candidates = {
-            f.label: _marked(f.candidate(stamps[f.label][0], reranked), f.label in distrusted)
+            f.label: marked(f.candidate(stamps[f.label][0], reranked), f.label in distrusted)
             for f in fused
         }
         learned = None
@@ -395,7 +356,7 @@ class Recall:
             newer_of.setdefault(older, []).append(newer)
         ids = {r: row.memory_id for r, row in linked.items()}
         did_learn = learned is not None and (learned.scores or learned.features)
-        return _Ranked(
+        return Ranked(
             learned=(
                 logged(learned, served, {r: v for r, (v, _) in stamps.items()})
                 if learned is not None and did_learn
@@ -464,139 +425,3 @@ class Recall:
                 if r in stored:
                     matrix[i] = unit(from_bytes(stored[r]).reshape(1, -1))[0]
         return mmr(ranked, score, matrix @ matrix.T, needed, keep)
-
-    # --- documents -------------------------------------------------------------------------
-
-    def _documents_ranked(
-        self,
-        request: RecallRequest,
-        query: npt.NDArray[np.float32],
-        lap: Callable[[str], None],
-        judge: _Judge | None,
-    ) -> _Ranked:
-        """Chunks rank by fused vector and BM25 ranks; documents do not version, so ``asOf``
-        and recency do not apply to them."""
-        allowed, scope = _unhidden(
-            self._documents.live_labels(request.container_tag),
-            live_scope(request.container_tag),
-            self.hidden_chunks,
-            request.container_tag,
-        )
-        by_vector, by_text = _candidates(
-            self._document_vectors,
-            (self._document_fulltext, None),
-            request,
-            query,
-            allowed,
-            lap,
-            "doc",
-            scope,
-        )
-        chunks = self._documents.chunks(list({r for r, _ in by_vector} | {r for r, _ in by_text}))
-        fused = fuse(by_vector, by_text, list(chunks), lambda _: 1.0, self._floor)
-        order = [f.label for f in fused if not f.below_floor]
-        reranked = None
-        if judge is not None:
-            texts = {r: t for r in order[: judge.pool] if (t := chunks[r].text) is not None}
-            reranked = judge.rerank(order, texts)
-            order = reranked.order
-        by_label = {f.label: f for f in fused}
-        return _Ranked(
-            candidates=[f.candidate(chunk_trace_id(chunks[f.label]), reranked) for f in fused],
-            hits=[
-                Hit(
-                    chunk=chunks[r],
-                    similarity=by_label[r].similarity or 0.0,
-                    score=by_label[r].score,
-                    rerank_score=None if reranked is None else reranked.scores.get(r),
-                )
-                for r in order[: request.limit]
-            ],
-        )
-
-
-class _Judge:
-    """The rerank stage of one search: the cross-encoder, the query, the pool, the clock."""
-
-    def __init__(self, reranker: Reranker, query: str, pool: int, watch: _Stopwatch) -> None:
-        self.reranker = reranker
-        self.query = query
-        self.pool = pool
-        self._watch = watch
-
-    def rerank(self, order: list[int], texts: dict[int, str]) -> Reranked:
-        """``order`` with the first ``pool`` labels that have a text (``texts``) in the
-        cross-encoder's order, timed as the ``rerank`` stage."""
-        head = [label for label in order[: self.pool] if label in texts]
-        with self._watch.apart("rerank"):
-            scores = self.reranker.score(self.query, [texts[label] for label in head])
-        return rerank(order, dict(zip(head, scores, strict=True)))
-
-
-def _marked(candidate: Candidate, distrusted: bool) -> Candidate:
-    return msgspec.structs.replace(candidate, below_trust=True) if distrusted else candidate
-
-
-def _unhidden(
-    allowed: AbstractSet[int],
-    scope: Hashable | None,
-    hidden_by: Callable[[str | None], AbstractSet[int]] | None,
-    container_tag: str | None,
-) -> tuple[AbstractSet[int], Hashable | None]:
-    """``allowed`` without what a quarantine hides (``hidden_by``); a set so changed is not
-    the one ``scope`` names."""
-    hidden = hidden_by(container_tag) if hidden_by is not None else ()
-    if not hidden or allowed.isdisjoint(hidden):
-        return allowed, scope
-    return frozenset(allowed) - frozenset(hidden), None
-
-
-def live_scope(container_tag: str | None) -> Hashable:
-    """The scope name of a container's live entries (every container's, for ``None``)."""
-    return ("live", container_tag)
-
-
-def _candidates(
-    vectors: VectorProjection,
-    fulltext: tuple[FullTextProjection, FullTextProjection | None],
-    request: RecallRequest,
-    query: npt.NDArray[np.float32],
-    allowed: AbstractSet[int],
-    lap: Callable[[str], None],
-    stage: str,
-    scope: Hashable | None,
-) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-    """Vector and BM25 candidates among ``allowed``; ``scope`` names the set ``allowed`` is
-    (see ``VectorIndex.search``), if it is one that recurs. ``fulltext`` is the index of the
-    texts and, if the family has one, the index of their contexts."""
-    pool = max(POOL, request.limit * 5)
-    by_vector = vectors.index.search(query, pool, allowed=allowed, scope=scope) if allowed else []
-    lap(f"{stage}_vector")
-    # The full-text index holds every version (superseded and forgotten ones too) and filters
-    # only by container: ask for twice the pool so that filtering to the allowed versions
-    # still leaves a full pool in the usual case.
-    texts, contexts = fulltext
-    wanted = 2 * pool
-    found = texts.index.search(request.q, wanted, container=request.container_tag)
-    if contexts is not None:
-        in_contexts = contexts.index.search(request.q, wanted, container=request.container_tag)
-        found = with_contexts(found, in_contexts)[:wanted]
-    by_text = [(label, score) for label, score in found if label in allowed][:pool]
-    lap(f"{stage}_bm25")
-    return by_vector, by_text
-
-
-def _asks_of_older(query: str, linked: dict[int, VersionRow]) -> Callable[[int, int], bool]:
-    """Whether the query names a thing the older text of a link names and the newer does not
-    ("Alice Moreau" in the query, the older, not the newer): then it asks of the older one's
-    thing, and the newer is not placed above it. ``linked`` holds the rows of both sides."""
-    asked = names_in(query)
-    if not asked:
-        return lambda newer, older: False
-    words = {r: folded_words(row.content or "") for r, row in linked.items()}
-
-    def apart(newer: int, older: int) -> bool:
-        only_older = words.get(older, frozenset()) - words.get(newer, frozenset())
-        return bool(asked & only_older)
-
-    return apart

@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from ...projections.indexes import FullTextProjection, VectorProjection
 from ...projections.memories.projection import MemoryProjection
-from ..recall.service import live_scope
+from ..recall.stages import live_scope
 
 # Memories sharing a write's words that are judged beside its closest vectors.
 KEYWORD_NEIGHBOURS = 8
