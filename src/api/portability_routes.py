@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 import msgspec
@@ -54,7 +55,10 @@ def portability_routes(runtime: Runtime) -> APIRouter:
         for tag in containers_of(envelope) if caller.scoped else ():
             caller.reach(tag)
         report = await run_in_threadpool(
-            core.importer.run, envelope, caller.actor("import"), caller.may
+            partial(core.importer.run, document_max_bytes=runtime.settings.max_body_bytes),
+            envelope,
+            caller.actor("import"),
+            caller.may,
         )
         return Response(msgspec.json.encode(report), media_type="application/json")
 

@@ -73,15 +73,21 @@ class BodyBuffer:
 def decode_json(raw: bytes, type_: type[T]) -> T:
     try:
         value: T = msgspec.json.decode(raw, type=type_, strict=True)
+        # msgspec has accepted it, so it is valid JSON: the stdlib parse cannot fail for
+        # syntax. msgspec also refused any raw control character, so one can only come from
+        # an escape: a body without a backslash needs no look at its strings.
+        hook = _refuse_duplicates_and_controls if b"\\" in raw else _refuse_duplicates
+        json.loads(raw, object_pairs_hook=hook)
     except msgspec.ValidationError as exc:
         raise InvalidInput(str(exc)) from exc
     except msgspec.DecodeError as exc:
         raise MalformedBody(f"the body is not valid JSON: {exc}") from exc
-    # msgspec has accepted it, so it is valid JSON: the stdlib parse cannot fail for syntax.
-    # msgspec also refused any raw control character, so one can only come from an escape:
-    # a body without a backslash needs no look at its strings.
-    hook = _refuse_duplicates_and_controls if b"\\" in raw else _refuse_duplicates
-    json.loads(raw, object_pairs_hook=hook)
+    except RecursionError as exc:
+        # Both parsers recurse per level; past the interpreter's limit nothing can read it.
+        raise MalformedBody("the body nests arrays or objects too deep to be read") from exc
+    except UnicodeDecodeError as exc:
+        # msgspec skips what it keeps raw (an import's items) without checking its bytes.
+        raise MalformedBody(f"the body is not UTF-8: byte {exc.start} is invalid") from exc
     return value
 
 

@@ -43,8 +43,8 @@ class Store:
 
 
 @contextmanager
-def open_store(data_dir: Path) -> Iterator[Store]:
-    settings = settings_from_env(os.environ, data_dir=data_dir, embedder="fast")
+def open_store(data_dir: Path, **settings_: object) -> Iterator[Store]:
+    settings = settings_from_env(os.environ, data_dir=data_dir, embedder="fast", **settings_)
     runtime = Runtime(settings)
     try:
         with (

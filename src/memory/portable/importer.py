@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...embedding.port import Embedder, embed_bytes
-from ...errors import EmbedderError, InvalidInput, KeyDestroyed
+from ...errors import EmbedderError, InvalidInput, KeyDestroyed, PayloadTooLarge
 from ...eventlog import Actor, AnyEvent, EventLog, KeyStore, Sealer
 from ...eventlog.events import (
     DocumentImported,
@@ -121,18 +121,24 @@ class Importer:
         self._sealer = sealer
         self._lock = threading.Lock()
         self._reaches: Callable[[str], bool] = _everywhere
+        self._document_max_bytes: int | None = None
 
     def run(
         self,
         envelope: Envelope,
         actor: Actor = IMPORTER,
         reaches: Callable[[str], bool] = _everywhere,
+        *,
+        document_max_bytes: int | None = None,
     ) -> ImportReport:
         """Import ``envelope``. ``reaches``: the containers the caller may reach. A source id
         of a chain or a document in any other container is taken for one this store never
-        had, so an import cannot tell another tenant's ids from unknown ones."""
+        had, so an import cannot tell another tenant's ids from unknown ones.
+        ``document_max_bytes``: a document item larger than this fails alone, as a body that
+        large is refused by ``POST /documents``."""
         with self._lock:
             self._reaches = reaches
+            self._document_max_bytes = document_max_bytes
             results: dict[int, ItemResult] = {}
             planned = self._plan(envelope.memories, results)
             embed_failures = self._embed(planned)
@@ -403,6 +409,20 @@ class Importer:
         except BadItem as exc:
             return ItemResult(index=index, status="failed", reason="invalid", message=str(exc))
         source = document.id
+        limit = self._document_max_bytes
+        if limit is not None and len(raw) > limit:
+            # Ingesting is chunking and embedding: an unbounded text costs unbounded CPU.
+            refused = PayloadTooLarge(
+                f"the document is {len(raw)} bytes, over the {limit} bytes POST /documents"
+                " takes (max_body_bytes)"
+            )
+            return ItemResult(
+                index=index,
+                status="failed",
+                source_id=source,
+                reason=refused.code,
+                message=str(refused),
+            )
 
         def result(status: Status, reason: str | None, at: str | None) -> ItemResult:
             return ItemResult(index=index, status=status, source_id=source, id=at, reason=reason)
