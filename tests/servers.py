@@ -3,6 +3,7 @@ app under uvicorn in a thread."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -44,16 +45,19 @@ def wait_healthy(base_url: str, proc: subprocess.Popen[bytes] | None = None) -> 
 
 @contextmanager
 def mnemolog_server(
-    data_dir: Path, env: dict[str, str] | None = None
+    data_dir: Path, env: dict[str, str] | None = None, printed: Path | None = None
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``mnemolog serve`` on a free loopback port; yields its base URL and process."""
+    """``mnemolog serve`` on a free loopback port; yields its base URL and process. What it
+    prints (standard output and error) goes to the file ``printed``, if given."""
     port = free_port()
-    proc = subprocess.Popen(
-        [MNEMOLOG, "serve", "--data-dir", str(data_dir), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "MNEMOLOG_EMBEDDER": "quality", **(env or {})},
-    )
+    with contextlib.ExitStack() as files:
+        out = subprocess.DEVNULL if printed is None else files.enter_context(printed.open("wb"))
+        proc = subprocess.Popen(
+            [MNEMOLOG, "serve", "--data-dir", str(data_dir), "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.DEVNULL if printed is None else subprocess.STDOUT,
+            env={**os.environ, "MNEMOLOG_EMBEDDER": "quality", **(env or {})},
+        )  # the child holds its own copy of the file
     try:
         base_url = f"http://127.0.0.1:{port}"
         wait_healthy(base_url, proc)

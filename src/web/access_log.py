@@ -5,7 +5,9 @@ every route (refusals of the door included):
 
 The time is from the request's arrival to its answer's last byte, so a streamed answer (the
 proxy, ``/events``) is logged when it ends, with how long it lasted. Nothing of a body, a key
-or a cookie is logged; the path is, with its query string, as the client sent it.
+or a cookie is logged: the path is, with anything shaped like a key masked, and the query only
+by its parameters' names (``/ui/memories?q&container``); no character from the request can
+end the line or forge a field of it (``loggable.py``).
 
 Successful polls of ``/health`` and the dashboard's and API page's static files are left out:
 they say nothing and would drown the rest. Measured against no access log, three interleaved
@@ -23,13 +25,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..memory.agents import Caller
 from .caller import CALLER_STATE
+from .loggable import loggable_target, printable
 
 __all__ = ["AccessLog", "access_logger"]
 
 LOGGER_NAME = "mnemolog.access"
 # Answered often and uneventfully: logged only when they fail.
 _QUIET_PATHS = ("/health",)
-_QUIET_PREFIXES = ("/ui/static/", "/docs/assets/")
+_QUIET_PREFIXES = ("/ui/static/", "/docs-assets/")
 
 
 def access_logger() -> logging.Logger:
@@ -77,16 +80,14 @@ class AccessLog:
         path: str = scope["path"]
         if status < 400 and (path in _QUIET_PATHS or path.startswith(_QUIET_PREFIXES)):
             return
-        query = scope.get("query_string", b"")
-        target = f"{path}?{query.decode('latin-1')}" if query else path
         client = scope.get("client")
-        peer = client[0] if client else "-"
+        peer = printable(str(client[0])) if client else "-"
         caller = scope["state"].get(CALLER_STATE)
-        who = f" agent={caller.agent_id}" if isinstance(caller, Caller) else ""
+        who = f" agent={printable(caller.agent_id)}" if isinstance(caller, Caller) else ""
         self.logger.info(
             "%s %s %d %.1f ms %d B %s%s",
-            scope["method"],
-            target,
+            printable(scope["method"]),
+            loggable_target(path, scope.get("query_string", b"")),
             status,
             seconds * 1000,
             size,
