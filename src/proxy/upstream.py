@@ -1,7 +1,9 @@
 """The one upstream: a pooled httpx client bound to the configured base URL.
 
 Nothing a client sends can point it elsewhere: paths are fixed, redirects are not followed and
-proxy variables of the environment are ignored. Transport failures become ``UpstreamFailed``
+proxy variables of the environment are ignored. Every caller shares it, so it keeps no cookie
+(``NoCookies``): one a call was answered with would go with every later call of every key.
+Transport failures become ``UpstreamFailed``
 (502) or ``UpstreamTimeout`` (504); a non-2xx answer is turned into one by ``failure_of``.
 """
 
@@ -10,6 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from http.cookiejar import Cookie, CookieJar
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -19,6 +23,17 @@ from ..settings import Settings
 
 # 4xx statuses that are the caller's to fix, passed on as they are; any other is a 502.
 _CALLER_STATUSES = {400, 404, 413, 422, 429}
+
+
+class NoCookies(CookieJar):
+    """A cookie jar that never stores one (httpx's way to turn its cookies off, until it has
+    an option for it: encode/httpx#1359)."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def set_cookie(self, cookie: Cookie) -> None:
+        return None
 
 
 class Upstream:
@@ -56,6 +71,7 @@ class Upstream:
                 limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
                 follow_redirects=False,
                 trust_env=False,
+                cookies=NoCookies(),
                 transport=self._transport,
             )
         return self._client

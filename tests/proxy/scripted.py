@@ -37,6 +37,7 @@ from mnemolog.proxy.fact_distill import DISTILL_PROMPT
 
 PERSONAS = ("openai", "vllm", "llamacpp", "lcp", "ollama")
 MODEL = "smollm2-135m"
+SESSION_COOKIE = "tenant-a-session-4417"  # set by the upstream for one client's call
 
 
 @dataclass
@@ -179,9 +180,17 @@ class ScriptedUpstream:
 
             return StreamingResponse(events(), media_type="text/event-stream")
 
+        @app.get("/v1/dashboard/session")
+        def session(request: Request) -> Response:
+            """A route that sets a cookie, as some gateways do on any answer."""
+            self.received.append(Received(request.url.path, b"", dict(request.headers)))
+            answer = JSONResponse({"object": "session"})
+            answer.set_cookie("upstream_session", SESSION_COOKIE, path="/")
+            return answer
+
         @app.get("/v1/models")
-        def models() -> Response:
-            self.received.append(Received("/v1/models", b"", {}))
+        def models(request: Request) -> Response:
+            self.received.append(Received("/v1/models", b"", dict(request.headers)))
             if self.persona == "llamacpp":
                 data: dict[str, Any] = {
                     "models": [{"name": MODEL, "model": MODEL, "type": "model"}],

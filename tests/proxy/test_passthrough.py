@@ -8,6 +8,7 @@ import httpx
 import openai
 
 from .conftest import Proxy
+from .scripted import SESSION_COOKIE
 
 
 def test_embeddings_pass_through_unchanged(proxy: Proxy) -> None:
@@ -50,3 +51,25 @@ def test_an_unknown_upstream_route_answers_as_the_upstream_does(proxy: Proxy) ->
     refused = httpx.get(f"{proxy.v1}/a/%2e%2e/models")
     assert refused.status_code == 400
     assert refused.json()["error"]["code"] == "invalid_input"
+
+
+def test_a_cookie_the_upstream_sets_is_never_sent_again(proxy: Proxy) -> None:
+    """The upstream client is shared by every caller: a cookie one call was answered with
+    would go with every later call of every key, chat or passthrough."""
+    proxy.upstream.reset()
+    first = httpx.get(f"{proxy.v1}/dashboard/session")
+    assert first.status_code == 200 and "set-cookie" not in first.headers
+    with openai.OpenAI(base_url=proxy.v1, api_key="k", max_retries=0) as client:
+        client.embeddings.create(model="m", input="Ada")
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        client.models.list()
+    httpx.get(f"{proxy.v1}/dashboard/session")
+    later = proxy.upstream.received[1:]
+    assert [r.path for r in later] == [
+        "/v1/embeddings",
+        "/v1/chat/completions",
+        "/v1/models",
+        "/v1/dashboard/session",
+    ]
+    assert all(SESSION_COOKIE not in str(r.headers) for r in later)
+    assert all("cookie" not in r.headers for r in later)
