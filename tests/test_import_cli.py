@@ -208,3 +208,74 @@ def test_killed_halfway_then_run_again_nothing_twice_nothing_lost(
     # The batches the killed run had written were answered from its record, not written again.
     assert landed - 100 <= int(again["replayed"]) <= landed  # type: ignore[call-overload]
     assert Counter(contents(base_url, "big")) == Counter(texts)
+
+
+def test_a_line_that_cannot_be_read_fails_alone_with_its_number_and_reason(
+    served: tuple[Path, str], tmp_path: Path
+) -> None:
+    data_dir, base_url = served
+    deep = "[" * 1100 + "]" * 1100
+    lines = [
+        json.dumps({"content": "Otters hold hands while they sleep"}),
+        '{"content": "A fact nested past any parser", "metadata": ' + deep + "}",
+        '{"content": "A fact after the end of time", "observedAt": 1e400}',
+        '{"content": "A fact at no time", "timestamp": NaN}',
+        '{"content": "A fact in a far future", "timestamp": 1' + "0" * 30 + "}",
+        '{"content": "A fact of too many digits", "timestamp": ' + "9" * 5000 + "}",
+        '{"content": "A fact of an infinite tag", "metadata": {"n": -Infinity}}',
+        json.dumps({"content": "The lighthouse was lit in 1969", "timestamp": -86_400}),
+        json.dumps({"content": "Herons nest in the reed beds"}),
+    ]
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    got = report(data_dir, str(path), "-c", "hostile-jsonl", code=1)
+    failed = {f["line"]: f["reason"] for f in got["failed"]}  # type: ignore[attr-defined]
+    assert sorted(failed) == [2, 3, 4, 5, 6, 7]
+    assert "deep" in failed[2]
+    assert "out of range" in failed[3] and "out of range" in failed[5]
+    assert "NaN" in failed[4] and "Infinity" in failed[7]
+    assert "digits" in failed[6]
+    assert got["created"] == 3
+    assert sorted(contents(base_url, "hostile-jsonl")) == [
+        "Herons nest in the reed beds",
+        "Otters hold hands while they sleep",
+        "The lighthouse was lit in 1969",
+    ]
+    with httpx.Client(base_url=base_url) as client:
+        page = client.get("/memories", params={"containerTag": "hostile-jsonl"}).json()
+    lit = next(m for m in page["memories"] if "1969" in m["content"])
+    assert lit["observedAt"] == "1969-12-31T00:00:00+00:00"
+
+
+def test_a_csv_date_out_of_any_calendar_fails_alone(
+    served: tuple[Path, str], tmp_path: Path
+) -> None:
+    data_dir, base_url = served
+    path = tmp_path / "dates.csv"
+    with path.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["text", "date"])
+        out.writerow(["Gulls follow the ferry", "1700000000"])
+        out.writerow(["A row past the calendar", "1e300"])
+        out.writerow(["A row at no time", "nan"])
+        out.writerow(["A row at infinity", "-inf"])
+        out.writerow(["A row before year one", "-1e12"])
+        out.writerow(["Terns dive for sprats", "2025-03-01T09:00:00Z"])
+    got = report(data_dir, str(path), "-c", "hostile-csv", code=1)
+    failed = {f["line"]: f["reason"] for f in got["failed"]}  # type: ignore[attr-defined]
+    assert sorted(failed) == [3, 4, 5, 6]
+    assert all("out of range" in reason for reason in failed.values()), failed
+    assert sorted(contents(base_url, "hostile-csv")) == [
+        "Gulls follow the ferry",
+        "Terns dive for sprats",
+    ]
+
+
+def test_a_json_file_nested_past_any_parser_is_named_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"results": [' + "[" * 1100 + "]" * 1100 + "]}")
+    done = run(tmp_path / "data", str(path), "-c", "deep")
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "too deep" in done.stderr

@@ -4,8 +4,9 @@ yield through ``POST /memories``, as any client would; a ``bellamente-export`` d
 ``POST /import`` whole instead (it restores history, with its own ids).
 
 Each fact keeps the number of the line (or item) it came from, so a failure names it. A line
-that cannot be read (a file cut mid-line, a row without text) is yielded as ``Unreadable``
-and the rest are read on.
+that cannot be read (a file cut mid-line, a row without text, JSON nested too deep, a number
+JSON has no place for such as NaN or 1e400, a time out of any calendar) is yielded as
+``Unreadable`` and the rest are read on.
 
 Field names are matched leniently, since every tool names them its own way:
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -117,8 +119,8 @@ def _jsonl(path: Path) -> Iterator[Fact | Unreadable]:
             if not raw.strip():
                 continue
             try:
-                item = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                item = _parse(raw)
+            except ValueError as exc:
                 yield Unreadable(line=n, reason=f"not JSON: {exc}")
                 continue
             yield _fact(n, item)
@@ -145,7 +147,7 @@ def _csv(path: Path) -> Iterator[Fact | Unreadable]:
 def _mem0_items(path: Path) -> list[Any]:
     """Mem0's ``get_all()`` saved as JSON: a list, or ``{"results": [...]}`` (v1.1), or
     ``{"memories": [...]}``; a plain JSON list of strings or facts reads the same way."""
-    document = json.loads(path.read_bytes())
+    document = _parse(path.read_bytes())
     if isinstance(document, dict):
         for key in ("results", "memories", "facts"):
             if isinstance(document.get(key), list):
@@ -156,7 +158,41 @@ def _mem0_items(path: Path) -> list[Any]:
     return document
 
 
+def _parse(raw: bytes) -> Any:
+    """JSON, strictly: what Python's parser lets through or raises past ``ValueError`` (NaN,
+    Infinity, 1e400 read as infinity, nesting past the interpreter's depth) is a
+    ``ValueError`` that says why."""
+    try:
+        return json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError as exc:
+        raise ValueError("it nests arrays or objects too deep to be read") from exc
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {_shown(text)} is out of range")
+    return value
+
+
+def _shown(value: object) -> str:
+    """A value as a reason quotes it: never a whole line of digits."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _fact(line: int, item: object) -> Fact | Unreadable:
+    try:
+        return _fields(line, item)
+    except RecursionError:  # metadata nested just short of the parser's limit
+        return Unreadable(line=line, reason="it nests arrays or objects too deep to be read")
+
+
+def _fields(line: int, item: object) -> Fact | Unreadable:
     if isinstance(item, str):
         item = {"content": item}
     if not isinstance(item, Mapping):
@@ -187,15 +223,23 @@ def _instant(value: object) -> str | Unreadable | None:
     """ISO 8601 text as it is (the server checks it); epoch seconds as ISO 8601 UTC."""
     if value is None:
         return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, UTC).isoformat()
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return Unreadable(line=0, reason=f"a time that is neither text nor a number: {value!r}")
+    seconds: int | float
     if isinstance(value, str):
-        text = value.strip()
         try:
-            return datetime.fromtimestamp(float(text), UTC).isoformat()
+            seconds = float(value.strip())
         except ValueError:
-            return text
-    return Unreadable(line=0, reason=f"a time that is neither text nor a number: {value!r}")
+            return value.strip()
+    else:
+        seconds = value
+    try:
+        return datetime.fromtimestamp(seconds, UTC).isoformat()
+    except (OverflowError, OSError, ValueError):
+        # NaN, infinity, or seconds past the years 1 to 9999 a date-time can hold.
+        return Unreadable(
+            line=0, reason=f"a time out of range: {_shown(value)} seconds since the epoch"
+        )
 
 
 def _boolean(value: object) -> bool | None:
