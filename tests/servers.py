@@ -91,6 +91,34 @@ def app_server(app: ASGIApp) -> Iterator[str]:
         thread.join(timeout=20)
 
 
+def raw_request(base_url: str, target: str, host: str | None = None) -> tuple[int, bytes]:
+    """A GET with its request line as written, no client library normalising it (a path
+    with ``%00``, ``\\`` or ``%0a``): the status and the body of the answer."""
+    address = base_url.removeprefix("http://")
+    name, _, port = address.rpartition(":")
+    request = f"GET {target} HTTP/1.1\r\nHost: {host or address}\r\nConnection: close\r\n\r\n"
+    with socket.create_connection((name, int(port)), timeout=30) as sock:
+        sock.sendall(request.encode("latin-1"))
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    if b"transfer-encoding: chunked" in head.lower():
+        body = _unchunked(body)
+    return int(head.split(b" ", 2)[1]), body
+
+
+def _unchunked(data: bytes) -> bytes:
+    out = b""
+    while data:
+        size, _, data = data.partition(b"\r\n")
+        length = int(size, 16)
+        if length == 0:
+            break
+        out, data = out + data[:length], data[length + 2 :]
+    return out
+
+
 def replayed_traces(data_dir: Path) -> dict[str, object]:
     """``mnemolog replay --check-traces --json`` on a data dir (its server may be running):
     exit 0 means no re-derived trace differs from its record."""

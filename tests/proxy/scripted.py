@@ -211,6 +211,15 @@ class ScriptedUpstream:
                 }
             return JSONResponse(data)
 
+        @app.api_route("/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+        async def unknown(request: Request) -> Response:
+            """Any other route: recorded as its path came (undecoded), answered 404."""
+            raw = request.scope["raw_path"].decode("latin-1")
+            query = request.scope["query_string"].decode("latin-1")
+            target = raw + (f"?{query}" if query else "")
+            self.received.append(Received(target, await request.body(), dict(request.headers)))
+            return JSONResponse(error_body(self.persona, 404, "no such route"), status_code=404)
+
         return app
 
 

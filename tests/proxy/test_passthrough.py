@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import httpx
 import openai
+import pytest
 
+from ..servers import raw_request
 from .conftest import Proxy
 from .scripted import SESSION_COOKIE
 
@@ -73,3 +75,40 @@ def test_a_cookie_the_upstream_sets_is_never_sent_again(proxy: Proxy) -> None:
     ]
     assert all(SESSION_COOKIE not in str(r.headers) for r in later)
     assert all("cookie" not in r.headers for r in later)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/v1/%252e%252e/%252e%252e/secret",  # decoded once here, once more upstream
+        "/v1/models%3Fx=1%23frag",  # a query and a fragment of the path's own
+        "/v1/%2e%2e/secret",
+        "/v1/a/./models",
+        "/v1/a//models",
+        "/v1/a%2fb/models",
+        "/v1/..%5c..%5csecret",
+        "/v1/..\\..\\secret",
+        "/v1/models;x=1",
+        "/v1/a%20b",
+        "/v1/%00",  # control bytes: no URL the upstream client would send
+        "/v1/models%01",
+        "/v1/x%7f",
+        "/v1/x%0d%0aHost:%20evil",
+        "/v1/caf%c3%a9",
+    ],
+)
+def test_a_path_that_is_not_plainly_a_route_is_refused(proxy: Proxy, target: str) -> None:
+    proxy.upstream.reset()
+    status, body = raw_request(proxy.base_url, target)
+    error = httpx.Response(status, content=body).json()["error"]
+    # A line break matches no route of this server at all (404); the rest is refused 400.
+    assert (status, error["code"]) in ((400, "invalid_input"), (404, "not_found")), body
+    assert proxy.upstream.received == []  # nothing went upstream
+
+
+def test_a_route_with_ids_passes_as_written(proxy: Proxy) -> None:
+    proxy.upstream.reset()
+    status, _ = raw_request(proxy.base_url, "/v1/files/file-Ab_9.x~1:cancel?limit=2&after=a%2Fb")
+    assert status == 404  # the upstream's own answer: it has no such route
+    (sent,) = proxy.upstream.received
+    assert sent.path == "/v1/files/file-Ab_9.x~1:cancel?limit=2&after=a%2Fb"
