@@ -497,3 +497,27 @@ def test_an_index_shared_by_every_container_is_rebuilt_from_the_log(
         assert not (tmp_path / "index").exists()
         reopened.add([TextDoc(1, "c1", "researching agencies")], seq=5)
         assert labels(reopened.search("research", 5)) == [1]
+
+
+@pytest.mark.parametrize("container", [None, "c1"])
+def test_a_tie_at_the_cut_goes_by_label_however_the_index_was_committed(
+    tmp_path: Path, container: str | None
+) -> None:
+    """A replay commits an index at other points than the live one did: the top ``k`` of equal
+    scores must not depend on the order documents reached the disk in."""
+    tied = [TextDoc(label, "c1", "the kettle sings") for label in range(100, 112)]
+    one_by_one = FullTextIndex(tmp_path / "a", background=False)
+    at_once = FullTextIndex(tmp_path / "b", background=False)
+    try:
+        for seq, doc in enumerate(reversed(tied), start=1):  # the highest labels first on disk
+            one_by_one.add([doc], seq=seq)
+            one_by_one.commit()
+        at_once.add(tied, seq=1)
+        at_once.commit()
+        for k in (1, 3, 5):
+            hits = one_by_one.search("kettle", k, container=container)
+            assert labels(hits) == list(range(100, 100 + k))
+            assert hits == at_once.search("kettle", k, container=container)
+    finally:
+        one_by_one.close()
+        at_once.close()

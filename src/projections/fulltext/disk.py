@@ -99,8 +99,8 @@ def search_disk(
     if container is None and few:
         # A bare disjunction, asked for as many more as may be left out: tantivy prunes it
         # (block-max WAND), where a Must or MustNot around it scores every match (twice as
-        # slow at 150k documents, and growing with them). The same hits in the same order: a
-        # score is the sum of its terms' either way, ties go by document address.
+        # slow at 150k documents, and growing with them). The same hits: a score is the sum
+        # of its terms' either way.
         query = matches
         limit = k + len(excluded)
     else:
@@ -113,17 +113,31 @@ def search_disk(
             clauses.append((Occur.MustNot, Query.term_set_query(SCHEMA, LABEL, excluded)))
         query = Query.boolean_query(clauses)
         limit = k
+    left_out = set(excluded) if excluded and query is matches else set()
     # tantivy sizes its top-k heap by the limit: never ask for more than there are documents.
-    hits = searcher.search(query, min(limit, searcher.num_docs), count=False).hits
-    if not hits:
-        return []
-    labels = searcher.fast_field_values(LABEL, [address for _, address in hits])
-    left_out = set(excluded) if excluded and query is matches else ()
-    found = [
-        (int(label), float(score))
-        for (score, _), label in zip(hits, labels, strict=True)
-        if isinstance(label, int) and label not in left_out
-    ]
+    limit = min(limit, searcher.num_docs)
+    while True:
+        hits = searcher.search(query, limit, count=False).hits
+        if not hits:
+            return []
+        labels = searcher.fast_field_values(LABEL, [address for _, address in hits])
+        found = [
+            (int(label), float(score))
+            for (score, _), label in zip(hits, labels, strict=True)
+            if isinstance(label, int) and label not in left_out
+        ]
+        # tantivy breaks ties by document address, which depends on how the index was
+        # committed and merged; a replay commits it otherwise. So a tie at the cut is taken
+        # whole, and cut by label: the top ``k`` are then a function of the scores alone.
+        if (
+            len(hits) < limit
+            or limit >= searcher.num_docs
+            or len(found) < k
+            or float(hits[-1][0]) < sorted(s for _, s in found)[-k]
+        ):
+            break
+        limit = min(2 * limit, searcher.num_docs)
+    found.sort(key=lambda hit: (-hit[1], hit[0]))
     return found[:k]
 
 
