@@ -14,7 +14,7 @@ import msgspec
 from fastapi import Request
 
 from ..errors import InvalidInput, MalformedBody
-from ..web.request_body import read_body
+from ..web.request_body import read_body, refuse_deep
 
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 CONTAINER_HEADERS = ("x-mnemolog-container-tag", "x-bella-container-tag")
@@ -74,6 +74,7 @@ async def read_chat_request(
 
 def parse_body(raw: bytes) -> dict[str, Any]:
     """Decode and check the parts of the body the proxy relies on; every failure is a 4xx."""
+    refuse_deep(raw)
     try:
         body = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:

@@ -162,7 +162,7 @@ def _normalised(message: dict[str, Any]) -> dict[str, Any]:
 def _json_object(arguments: str) -> dict[str, Any]:
     try:
         parsed = json.loads(arguments) if arguments.strip() else None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # nested past the parser's stack: no query
         raise BadArguments("the arguments are not JSON") from exc
     if not isinstance(parsed, dict):
         raise BadArguments("the arguments are not a JSON object")

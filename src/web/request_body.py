@@ -3,7 +3,11 @@
 msgspec decodes into the route's Struct, refusing unknown fields, wrong types, NaN, Infinity,
 numbers out of range and lone surrogates. Two gaps remain in any JSON parser that builds
 mappings, so they are checked here: duplicate keys (which value did the client mean?) and
-control characters in strings (NUL breaks SQLite tools and full-text tokenizers).
+control characters in strings (NUL breaks SQLite tools and full-text tokenizers). And one that
+every recursive parser has: a body nested about a thousand levels deep ends in a
+``RecursionError`` at a depth that depends on the stack it is parsed from, and one just short
+of it breaks whatever recurses over it next. So nesting is limited before any parse, at a
+depth no request needs (``refuse_deep``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,11 @@ from ..errors import InvalidInput, MalformedBody, PayloadTooLarge, UnsupportedMe
 T = TypeVar("T")
 
 _ALLOWED_CONTROLS = {"\t", "\n", "\r"}
+# Levels of arrays and objects a body may nest: serde_json's default. A chat request's tool
+# schemas, the deepest bodies sent, nest a few dozen.
+MAX_DEPTH = 128
+_SQUARE = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 async def read_json(request: Request, type_: type[T], *, max_bytes: int) -> T:
@@ -70,7 +79,26 @@ class BodyBuffer:
         return b"".join(self._chunks)
 
 
+def refuse_deep(raw: bytes) -> None:
+    """Refuse (400) a body whose arrays and objects nest deeper than ``MAX_DEPTH``, without
+    parsing it: its brackets outside strings, innermost pairs dropped once per level."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return  # too few brackets to nest that deep: the usual case, two scans in C
+    # Escaped backslashes, then escaped quotes, go first: every quote left opens or closes
+    # a string, so the even parts of a split on quotes are what is outside strings.
+    unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    outside = b"".join(unescaped.split(b'"')[::2])
+    brackets = outside.translate(_SQUARE, _NOT_BRACKET)
+    for _ in range(MAX_DEPTH):
+        if not brackets:
+            return
+        brackets = brackets.replace(b"[]", b"")
+    if brackets:
+        raise MalformedBody(f"the body nests arrays and objects over {MAX_DEPTH} levels deep")
+
+
 def decode_json(raw: bytes, type_: type[T]) -> T:
+    refuse_deep(raw)
     try:
         value: T = msgspec.json.decode(raw, type=type_, strict=True)
         # msgspec has accepted it, so it is valid JSON: the stdlib parse cannot fail for
