@@ -19,20 +19,14 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from .. import __version__
 from ..memory import Caller
 from ..web.caller import caller_in
+from ..web.page_headers import page_headers
 from ..web.sessions import Sessions, session_token
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    "connect-src 'self'; form-action 'self'; base-uri 'none'"
 )
-SECURITY_HEADERS = {
-    "content-security-policy": CSP,
-    "x-content-type-options": "nosniff",
-    # Not no-referrer: with it a browser sends `Origin: null` on a form post, which the
-    # Host/Origin guard refuses.
-    "referrer-policy": "same-origin",
-    "cache-control": "no-store",
-}
+SECURITY_HEADERS = page_headers(CSP)  # and framing forbidden, as on every page
 
 
 def when(ns: int | None) -> str:
