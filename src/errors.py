@@ -177,6 +177,13 @@ class DataDirLocked(MnemologError):
     code = "data_dir_locked"
 
 
+class SessionsFull(MnemologError):
+    """The dashboard keeps as many live sessions as it may, all of other agents: a login
+    waits for one to end rather than log someone else out (503)."""
+
+    code = "sessions_full"
+
+
 class EmbedderError(MnemologError):
     code = "embedder_error"
 

@@ -7,7 +7,7 @@ from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
 from ..runtime import Runtime
-from ..web.sessions import COOKIE, SESSION_TTL, Sessions, session_token
+from ..web.sessions import Sessions, session_cookie, session_token
 from .agents import agent_pages
 from .asof import asof_pages
 from .audit import audit_pages
@@ -42,8 +42,7 @@ def ui_routes(app: FastAPI, runtime: Runtime, sessions: Sessions) -> Pages:
         caller = core.agents.authenticate(key) if core.agents.required and key else None
         if caller is None:
             return pages.render(request, "login.html", status=401, failed=True)
-        token = sessions.open(caller)
-        cookie = f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={int(SESSION_TTL)}"
+        cookie = session_cookie(sessions.open(caller), secure=request.url.scheme == "https")
         return see_other("/ui/memories", {"set-cookie": cookie})
 
     @router.post("/ui/logout")
@@ -52,7 +51,8 @@ def ui_routes(app: FastAPI, runtime: Runtime, sessions: Sessions) -> Pages:
         token = session_token(request.scope)
         if token is not None:
             sessions.close(token)
-        return see_other("/ui/login", {"set-cookie": f"{COOKIE}=; Path=/; HttpOnly; Max-Age=0"})
+        cookie = session_cookie("", secure=request.url.scheme == "https")
+        return see_other("/ui/login", {"set-cookie": cookie})
 
     for part in (
         router,

@@ -2,10 +2,16 @@
 
 The key itself never leaves the login form: the cookie carries a random session token, kept
 only in this process (a restart logs everyone out), that names the caller the key opened.
-The cookie is ``HttpOnly`` (no script reads it) and ``SameSite=Strict`` (no other site's page
-sends it). A session ends at logout, after ``SESSION_TTL``, or with its key's revocation (the
-door asks ``admits`` on every request). Each session has its own CSRF token, which every
-dashboard form carries back.
+Every cookie the dashboard sets, at login and at logout, has the same attributes: ``HttpOnly``
+(no script reads it), ``SameSite=Strict`` (no other site's page sends it), ``Path=/``, and
+``Secure`` when the page was served over HTTPS. A session ends at logout, after
+``SESSION_TTL``, or with its key's revocation (the door asks ``admits`` on every request).
+Each session has its own CSRF token, which every dashboard form carries back.
+
+The table is bounded twice, so that no key can log out anyone but itself: each agent keeps
+its ``MAX_SESSIONS_PER_AGENT`` latest sessions (its oldest makes way for a new one), and past
+``MAX_SESSIONS`` in all, expired sessions are dropped, and if none has expired a login is
+refused (``SessionsFull``) rather than ending another agent's session.
 """
 
 from __future__ import annotations
@@ -14,20 +20,38 @@ import hmac
 import secrets
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
+from ..errors import SessionsFull
 from ..memory.agents import Caller
 
 COOKIE = "mnemolog_session"
 SESSION_TTL = 12 * 3600.0  # seconds a session lasts, from its login
-MAX_SESSIONS = 1024  # the oldest are dropped past this: a login flood cannot grow memory
+MAX_SESSIONS = 1024  # live sessions in all: a login flood cannot grow memory
+MAX_SESSIONS_PER_AGENT = 16  # an agent's own: a person's browsers and devices, with room
+
+
+class _Session(NamedTuple):
+    caller: Caller
+    csrf: str
+    opened: float  # monotonic seconds
 
 
 class Sessions:
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        capacity: int = MAX_SESSIONS,
+        per_agent: int = MAX_SESSIONS_PER_AGENT,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._lock = threading.Lock()
-        self._open: dict[str, tuple[Caller, str, float]] = {}
+        # In order of login (a dict keeps insertion order): the first is the oldest.
+        self._open: dict[str, _Session] = {}
+        self._capacity = capacity
+        self._per_agent = per_agent
+        self._clock = clock
         # Forms of a store with no key live (every loopback caller is the local agent) still
         # carry a token: a page of another site cannot read it.
         self.anonymous_csrf = secrets.token_urlsafe(24)
@@ -36,10 +60,18 @@ class Sessions:
         """A new session for ``caller``; its token (the cookie's value)."""
         token = secrets.token_urlsafe(32)
         with self._lock:
-            if len(self._open) >= MAX_SESSIONS:
-                oldest = min(self._open, key=lambda t: self._open[t][2])
+            now = self._clock()
+            own = [t for t, s in self._open.items() if s.caller.agent_id == caller.agent_id]
+            for oldest in own[: max(0, len(own) - self._per_agent + 1)]:
                 del self._open[oldest]
-            self._open[token] = (caller, secrets.token_urlsafe(24), time.monotonic())
+            if len(self._open) >= self._capacity:
+                self._drop_expired(now)
+            if len(self._open) >= self._capacity:
+                raise SessionsFull(
+                    f"the dashboard holds {self._capacity} live sessions, the most it keeps,"
+                    " all of other agents: log in again once one has ended"
+                )
+            self._open[token] = _Session(caller, secrets.token_urlsafe(24), now)
         return token
 
     def close(self, token: str) -> None:
@@ -49,23 +81,37 @@ class Sessions:
     def caller(self, token: str) -> Caller | None:
         """The caller of a live session, or None."""
         found = self._found(token)
-        return None if found is None else found[0]
+        return None if found is None else found.caller
 
     def csrf(self, token: str | None) -> str:
         """The CSRF token forms of this session carry (the anonymous one without a session)."""
         found = None if token is None else self._found(token)
-        return self.anonymous_csrf if found is None else found[1]
+        return self.anonymous_csrf if found is None else found.csrf
 
     def csrf_ok(self, token: str | None, presented: str) -> bool:
         return hmac.compare_digest(self.csrf(token).encode(), presented.encode())
 
-    def _found(self, token: str) -> tuple[Caller, str, float] | None:
+    def _found(self, token: str) -> _Session | None:
         with self._lock:
             found = self._open.get(token)
-            if found is not None and time.monotonic() - found[2] > SESSION_TTL:
+            if found is not None and self._clock() - found.opened > SESSION_TTL:
                 del self._open[token]
                 return None
             return found
+
+    def _drop_expired(self, now: float) -> None:
+        for token in [t for t, s in self._open.items() if now - s.opened > SESSION_TTL]:
+            del self._open[token]
+
+
+def session_cookie(token: str, *, secure: bool) -> str:
+    """The ``Set-Cookie`` of a login (``token``) or of a logout (``""``: the cookie ends now).
+    Both carry the same attributes, so no browser keeps a laxer copy of the other."""
+    parts = [f"{COOKIE}={token}", "Path=/", "HttpOnly", "SameSite=Strict"]
+    parts.append(f"Max-Age={int(SESSION_TTL) if token else 0}")
+    if secure:
+        parts.append("Secure")
+    return "; ".join(parts)
 
 
 def session_token(scope: Mapping[str, Any]) -> str | None:

@@ -11,6 +11,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from mnemolog.web.sessions import COOKIE, MAX_SESSIONS, MAX_SESSIONS_PER_AGENT
+
 from .conftest import Seeded, shot
 
 pytestmark = pytest.mark.slow
@@ -152,3 +154,80 @@ def test_no_page_reaches_another_host_and_each_sends_its_policy(
             assert not re.match(r"^(?:[a-z]+:)?//", link), link
     assert requested and all(urlsplit(url).netloc == own for url in requested)
     assert not [v for v in violations if "Content Security Policy" in v]
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found is not None, html
+    return found.group(1)
+
+
+def http_login(client: httpx.Client, token: str) -> httpx.Response:
+    """A login through the form, as a browser without a session posts it."""
+    client.cookies.clear()
+    csrf = csrf_of(client.get("/ui/login").text)  # the anonymous token
+    answer = client.post("/ui/login", data={"csrf": csrf, "key": token})
+    client.cookies.clear()
+    return answer
+
+
+def session_of(answer: httpx.Response) -> str:
+    assert answer.status_code == 303, answer.text
+    return answer.headers["set-cookie"].split(";")[0].partition("=")[2]
+
+
+def in_session(store: Seeded, session: str, **headers: str) -> httpx.Client:
+    return httpx.Client(base_url=store.base_url, cookies={COOKIE: session}, headers=headers)
+
+
+def opens(store: Seeded, session: str) -> bool:
+    """Whether a session cookie still opens the dashboard."""
+    with in_session(store, session) as client:
+        return client.get("/ui/memories").status_code == 200
+
+
+def test_one_key_logging_in_again_and_again_logs_no_one_else_out(keyed_store: Seeded) -> None:
+    with httpx.Client(base_url=keyed_store.base_url, timeout=30) as client:
+        admin = session_of(http_login(client, keyed_store.tokens["admin"]))
+        worker = [
+            session_of(http_login(client, keyed_store.tokens["worker"]))
+            for _ in range(MAX_SESSIONS + 50)
+        ]
+    assert opens(keyed_store, admin)
+    # The worker keeps its latest sessions only: its own oldest made way.
+    assert opens(keyed_store, worker[-1]) and opens(keyed_store, worker[-MAX_SESSIONS_PER_AGENT])
+    assert not opens(keyed_store, worker[0])
+    assert not opens(keyed_store, worker[-MAX_SESSIONS_PER_AGENT - 1])
+
+
+def attributes(set_cookie: str) -> dict[str, str]:
+    """A Set-Cookie's name (under "") and its attributes, names lowered."""
+    name_value, *rest = [part.strip() for part in set_cookie.split(";")]
+    found = {k.lower(): v for k, _, v in (part.partition("=") for part in rest)}
+    return {"": name_value.partition("=")[0], **found}
+
+
+def login_and_logout(store: Seeded, **headers: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The attributes of the cookie a login sets and of the one its logout sets."""
+    with httpx.Client(base_url=store.base_url, headers=headers, timeout=30) as client:
+        login = http_login(client, store.tokens["admin"])
+    session = session_of(login)
+    with in_session(store, session, **headers) as client:
+        csrf = csrf_of(client.get("/ui/memories").text)
+        logout = client.post("/ui/logout", data={"csrf": csrf})
+    assert logout.status_code == 303 and logout.headers["location"] == "/ui/login"
+    assert not opens(store, session)
+    return attributes(login.headers["set-cookie"]), attributes(logout.headers["set-cookie"])
+
+
+def test_login_and_logout_cookies_carry_the_same_attributes(keyed_store: Seeded) -> None:
+    set_in, set_out = login_and_logout(keyed_store)
+    assert set_out.pop("max-age") == "0" and int(set_in.pop("max-age")) > 0
+    assert set_in == set_out == {"": COOKIE, "path": "/", "httponly": "", "samesite": "Strict"}
+
+
+def test_behind_https_every_cookie_is_secure(keyed_store: Seeded) -> None:
+    # A reverse proxy on this machine that has TLS says so (uvicorn trusts loopback's
+    # X-Forwarded-Proto): the cookie is then never sent over plain HTTP.
+    set_in, set_out = login_and_logout(keyed_store, **{"x-forwarded-proto": "https"})
+    assert "secure" in set_in and "secure" in set_out
