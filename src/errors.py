@@ -100,8 +100,8 @@ class LastLiveKey(InvalidInput):
 
 
 class ContainerInUse(InvalidInput):
-    """Another agent's key is scoped to the container an erasure names (``force`` erases it
-    all the same)."""
+    """Another agent's key is scoped to the container an erasure names (``force``, from a
+    caller that reaches every container, erases it all the same)."""
 
     code = "container_in_use"
 

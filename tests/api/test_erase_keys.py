@@ -1,6 +1,7 @@
 """Erasing a container with keys live, over a real server, and `mnemolog erase` beside it: a
 scoped key erases only its own containers, one another agent's key names is refused unless
-forced, and the command line erases through the running server."""
+forced by a key that reaches every container (a scoped key may not force, and is never told
+another key's id), and the command line erases through the running server."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     data_dir = tmp_path_factory.mktemp("erase-keys") / "data"
     tokens = {
         "dana": add_key(data_dir, "dana", "shared", "dana-own"),
+        "dana-spare": add_key(data_dir, "dana", "dana-own"),  # the same agent's: not another's
         "erin": add_key(data_dir, "erin", "shared"),
         "admin": add_key(data_dir, "admin"),
     }
@@ -66,16 +68,35 @@ def test_a_scoped_key_erases_its_own_container_and_no_other(served: Served) -> N
         assert [m["content"] for m in left["memories"]] == ["Someone keeps a lamp."]
 
 
-def test_a_container_another_agents_key_names_is_erased_only_when_forced(
+def key_id(token: str) -> str:
+    return token.split("_")[1]  # mnl_<key id>_<secret>
+
+
+def test_a_container_another_agents_key_names_is_erased_only_when_forced_by_an_unscoped_key(
     served: Served,
 ) -> None:
     served.write("erin", "shared", "Erin keeps a kettle.")
+    with served.client("admin") as admin:
+        before = settled_head(admin)
     with served.client("dana") as dana:
         refused = dana.delete("/containers/shared")
         assert refused.status_code == 409, refused.text
         error = refused.json()["error"]
-        assert error["code"] == "container_in_use" and "force" in error["message"]
+        assert error["code"] == "container_in_use" and "another agent" in error["message"]
+        # A scoped key's force erases nothing of what another agent keeps there.
         forced = dana.delete("/containers/shared", params={"force": "true"})
+        assert forced.status_code == 409, forced.text
+        assert forced.json()["error"]["code"] == "container_in_use"
+        # Neither answer names another agent's key.
+        for answer in (refused, forced):
+            assert key_id(served.tokens["erin"]) not in answer.text
+    with served.client("admin") as admin:
+        assert settled_head(admin) == before
+    with served.client("erin") as erin:
+        kept = erin.get("/memories", params={"containerTag": "shared"}).json()["memories"]
+        assert [m["content"] for m in kept] == ["Erin keeps a kettle."]
+    with served.client("admin") as admin:
+        forced = admin.delete("/containers/shared", params={"force": "true"})
         assert forced.status_code == 200, forced.text
     with served.client("erin") as erin:
         assert erin.get("/memories", params={"containerTag": "shared"}).json()["memories"] == []

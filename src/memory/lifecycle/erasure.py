@@ -87,7 +87,8 @@ class Erasure:
     ) -> ErasureReceipt:
         """Erase everything of ``container_tag``. A key scoped to other containers finds no
         such container; one that another agent's key is scoped to is refused unless
-        ``force`` (that agent would lose what it keeps there)."""
+        ``force`` (that agent would lose what it keeps there), which only a caller that
+        reaches every container may use: a scoped key can never erase another agent's."""
         caller.owns(container_tag, f"container {container_tag!r}")
         actor = caller.actor(protocol)
         self._refuse(actor)
@@ -104,8 +105,8 @@ class Erasure:
                     raise NotFound(f"no container {container_tag!r}")
                 seq, at, receipt = last
                 return ErasureReceipt(receipt=receipt, seq=seq, erased_at=at, repeated=True)
-            if not force:
-                self._refuse_in_use(container_tag, caller)
+            if not force or caller.scoped:
+                self._refuse_in_use(container_tag, caller, may_force=not caller.scoped)
             recalls, turns = self._traces.sealed_in(container_tag)
             receipt = ContainerErased(
                 container_tag=container_tag,
@@ -197,20 +198,23 @@ class Erasure:
         if self._trust is not None:
             self._trust.refuse_distrusted(actor)
 
-    def _refuse_in_use(self, container_tag: str, caller: Caller) -> None:
-        others = sorted(
-            key.key_id
-            for key in self._agents.keys()  # noqa: SIM118 (a method, not a dict)
-            if key.revoked_at is None
+    def _refuse_in_use(self, container_tag: str, caller: Caller, *, may_force: bool) -> None:
+        """Refuse a container another agent's live key is scoped to. The answer names no key:
+        a key's id is its owner's to know."""
+        in_use = any(
+            key.revoked_at is None
             and key.containers is not None
             and container_tag in key.containers
-            and key.key_id != caller.key_id
+            and key.agent_id != caller.agent_id
+            for key in self._agents.keys()  # noqa: SIM118 (a method, not a dict)
         )
-        if others:
-            raise ContainerInUse(
-                f"container {container_tag!r} is named by other agents' keys"
-                f" ({', '.join(others)}): erase it with force to erase it all the same"
-            )
+        if not in_use:
+            return
+        if may_force:
+            how = "erase it with force to erase it all the same"
+        else:
+            how = "a key scoped to containers cannot force it, one that reaches every container can"
+        raise ContainerInUse(f"container {container_tag!r} is in use by another agent: {how}")
 
     def _rekey_without_profiles(self, container_tag: str) -> None:
         """Profiles written before they had a subject of their own were sealed under the
