@@ -382,7 +382,7 @@ def turn_summary(
         "at": iso(at),
         "origin": "proxy",
         "containerTag": turn.container_tag,
-        "model": turn.model,
+        "model": turn.model or None,  # None: none named, or its container erased
         "streamed": turn.stream,
         "memoryRound": turn.memory_round,
         "results": turn.results,
@@ -455,7 +455,7 @@ def turn_json(core: Core, trace: TurnTrace) -> dict[str, object]:
         "seq": trace.seq,
         "at": iso(trace.at),
         "containerTag": turn.container_tag,
-        "model": turn.model,
+        "model": turn.model or None,  # None: none named, or its container erased
         "stream": turn.stream,
         "requestDigest": turn.request_digest,
         "outcome": turn.outcome,

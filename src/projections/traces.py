@@ -1,7 +1,8 @@
 """The traces read model: every recall in ``traces.sqlite3``, the receipts behind /inspect.
 
 A trace keeps what the recall event holds: the query (opened with its container's key, so
-erasing a container erases its queries), the embedder, every candidate with its scores and
+erasing a container erases its queries, as it does a proxied turn's tool arguments and model
+name), the embedder, every candidate with its scores and
 ranks, what was served, per-stage latency and the request's parameters, and the grades given
 to its served results (``recall.feedback``: never the reason, which stays sealed in the log).
 Memory text is never copied here: candidates name versions, and /inspect looks them up, showing
@@ -199,7 +200,8 @@ class TraceProjection(SqliteProjection):
                 "UPDATE recalls SET query = NULL WHERE container_tag = ?", (event.container_tag,)
             )
             self._conn.execute(
-                "UPDATE turns SET arguments = NULL WHERE container_tag = ?",
+                "UPDATE turns SET arguments = NULL, body = json_set(body, '$.model', '')"
+                " WHERE container_tag = ?",
                 (event.container_tag,),
             )
             return True
@@ -224,9 +226,17 @@ class TraceProjection(SqliteProjection):
         for done in event.rounds:
             opened = None if done.arguments is None else self._sealer.open_text(done.arguments)
             arguments.append(None if opened is None else json.loads(opened))
-        # The body keeps no sealed field: the arguments live in their own column, erasable.
+        # The body keeps no sealed field: the arguments live in their own column, the model
+        # opened in ``model``, both emptied when the container is erased.
+        model = (
+            event.model
+            if event.sealed_model is None
+            else self._sealer.open_text(event.sealed_model)
+        )
         bare = msgspec.structs.replace(
             event,
+            model=model or "",
+            sealed_model=None,
             rounds=[msgspec.structs.replace(r, arguments=None) for r in event.rounds],
         )
         record = stored.record

@@ -337,7 +337,9 @@ class Turn:
         return ProxyTurn(
             turn_id=self.turn_id,
             container_tag=self.request.container_tag,
-            model=self.request.model,
+            sealed_model=self.services.core.turns.sealed_model(
+                self.request.container_tag, self.request.model
+            ),
             stream=self.request.stream,
             request_digest=digest(self.request.raw),
             rounds=self.rounds,

@@ -27,7 +27,10 @@ GONE, KEPT = "u-gone", "u-kept"
 def canaries(tag: str) -> dict[str, str]:
     """One made-up word per surface, unique to the container: what must go, or stay."""
     mark = "zq" if tag == GONE else "kx"
-    surfaces = ["memory", "correction", "split", "forgot", "query", "tool", "capture", "profile"]
+    surfaces = [
+        *("memory", "correction", "split", "forgot", "query", "tool", "capture", "profile"),
+        "model",  # the model a client names through the proxy
+    ]
     # Letters only: a word mixing letters and digits is masked as a possible secret.
     return {surface: f"{mark}{surface}vel" for surface in [*surfaces, "doc"]}
 
@@ -52,7 +55,8 @@ def chat(proxy: Proxy, tag: str, text: str, **headers: str) -> None:
         max_retries=0,
         default_headers={"x-mnemolog-container-tag": tag, **headers},
     ) as client:
-        client.chat.completions.create(model="m", messages=[{"role": "user", "content": text}])
+        model = canaries(tag)["model"]
+        client.chat.completions.create(model=model, messages=[{"role": "user", "content": text}])
 
 
 def fill(proxy: Proxy, tag: str) -> list[str]:
@@ -133,10 +137,20 @@ def kept_view(proxy: Proxy) -> list[Any]:
     ]
 
 
+def turn_models(proxy: Proxy, tag: str) -> list[str | None]:
+    """The model each proxied turn of ``tag`` names, as ``/inspect`` lists them and shows one."""
+    listed = httpx.get(
+        f"{proxy.base_url}/inspect", params={"containerTag": tag, "type": "turn"}
+    ).json()["traces"]
+    shown = httpx.get(f"{proxy.base_url}/inspect/{listed[0]['traceId']}").json()
+    return [t["model"] for t in listed] + [shown["model"]]
+
+
 def test_erasing_a_container_leaves_nothing_of_it(eraser: Proxy, tmp_path: Path) -> None:
     fill(eraser, GONE)
     fill(eraser, KEPT)
     assert leftovers(eraser.data_dir, GONE), "the canaries must be findable before the erasure"
+    assert turn_models(eraser, GONE) == [canaries(GONE)["model"]] * 3
     before = kept_view(eraser)
 
     response = httpx.delete(f"{eraser.base_url}/containers/{GONE}", timeout=120)
@@ -154,8 +168,10 @@ def test_erasing_a_container_leaves_nothing_of_it(eraser: Proxy, tmp_path: Path)
     assert httpx.get(f"{base}/profile", params={"containerTag": GONE}).json()["static"] == []
     assert httpx.get(f"{base}/documents", params={"containerTag": GONE}).json()["documents"] == []
     assert leftovers(eraser.data_dir, GONE) == {}
+    assert turn_models(eraser, GONE) == [None] * 3  # the turns stay, without their model
     # The other container is as it was, and still holds its own words.
     assert kept_view(eraser) == before
+    assert turn_models(eraser, KEPT) == [canaries(KEPT)["model"]] * 3
     assert set(leftovers(eraser.data_dir, KEPT)) == set(canaries(KEPT).values())
 
     # Idempotent: the same receipt again, and nothing appended.

@@ -8,6 +8,8 @@ from pathlib import Path
 import httpx
 import openai
 
+from mnemolog.eventlog import Actor
+from mnemolog.eventlog.events import ProxyTurn
 from mnemolog.projections.traces import TraceProjection
 
 from .conftest import Proxy
@@ -87,3 +89,29 @@ def test_a_rebuilt_traces_projection_holds_the_same_turns(proxy: Proxy, tmp_path
         assert rebuilt.turn(turn_id) == proxy.runtime.core.traces.turn(turn_id)
     finally:
         rebuilt.close()
+
+
+def test_the_model_is_sealed_and_a_turn_stored_with_it_in_clear_still_shows_it(
+    proxy: Proxy,
+) -> None:
+    turn_id, _ = memory_turn(proxy, "u-model", "Di grows figs")
+    (turn,) = [
+        s.record.event
+        for s in proxy.runtime.log.read()
+        if isinstance(s.record.event, ProxyTurn) and s.record.event.turn_id == turn_id
+    ]
+    assert turn.model == "" and turn.sealed_model is not None
+    assert turn.sealed_model.subject == "container:u-model"
+    assert httpx.get(f"{proxy.base_url}/inspect/{turn_id}").json()["model"] == "m"
+    # A turn recorded before the model was sealed names it in clear.
+    old = ProxyTurn(
+        turn_id="trn_0123456789abcdef0123456789abcdef",
+        container_tag="u-model",
+        model="gpt-4o-mini",
+        stream=False,
+        request_digest="0" * 64,
+    )
+    proxy.runtime.core.turns.record(Actor(agent_id="local", protocol="proxy"), old, [])
+    proxy.checked_seq = proxy.runtime.log.head().seq  # no upstream call: nothing to check
+    shown = httpx.get(f"{proxy.base_url}/inspect/{old.turn_id}").json()
+    assert shown["model"] == "gpt-4o-mini"

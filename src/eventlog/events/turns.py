@@ -39,7 +39,11 @@ class ProxyTurn(Event, frozen=True, kw_only=True, tag="proxy.turn"):
 
     turn_id: str
     container_tag: str
-    model: str
+    # The model the client named, sealed under the container's key: a client may name its
+    # model after the person or the task. Turns recorded before it was sealed hold it in
+    # clear in ``model``; newer ones leave that empty.
+    model: str = ""
+    sealed_model: Sealed | None = None
     stream: bool
     request_digest: str  # sha256 of the client's request body
     rounds: list[ProxyRound] = []

@@ -2,8 +2,9 @@
 
 A turn appends one ``context.injected`` per rendered search result it sent (naming the
 renderer, so a replay renders the same bytes), then its ``proxy.turn``, then the capture's
-decision when one ran, in one append. The model's tool arguments are sealed under the
-container's key, so erasing the container erases them with its queries.
+decision when one ran, in one append. The model's tool arguments, and the name of the model
+the client asked for, are sealed under the container's key, so erasing the container erases
+them with its queries.
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ class Turns:
             return None
         payload = json.dumps(list(arguments), ensure_ascii=False)
         return self._sealer.seal_text(container_subject(container_tag), payload)
+
+    def sealed_model(self, container_tag: str, model: str) -> Sealed | None:
+        """The model a client named, sealed under the container's key (None: it named none)."""
+        if not model:
+            return None
+        return self._sealer.seal_text(container_subject(container_tag), model)
 
     def record(
         self,
