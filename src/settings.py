@@ -88,9 +88,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         bool,
         Meta(
             description="Log one line per HTTP request to standard error: time, method, path, "
-            "status, duration, size, client and agent (never a body or a key); successful "
-            "health checks and static files are left out. Its cost was within noise on a "
-            "write or a search.",
+            "status, duration, size, client and agent (never a body, a key or a query value: "
+            "see [security.md](security.md#the-access-log)); successful health checks and "
+            "static files are left out. Its cost was within noise on a write or a search.",
         ),
     ] = True
     log_map_size: Annotated[
@@ -286,6 +286,17 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "save a fact the user states or correct a memory it was shown, through the write "
             "decision (see [proxy.md](proxy.md#saving-memories)). Its writes share "
             "`MNEMOLOG_PROXY_RECALL_TIMEOUT` and the runaway cap.",
+        ),
+    ] = False
+    proxy_passthrough_scoped: Annotated[
+        bool,
+        Meta(
+            description="Let a key scoped to containers use the passthrough: every `/v1/*` "
+            "route but chat completions and the models list (embeddings, completions, files, "
+            "...), sent upstream with this server's upstream key and belonging to no "
+            "container. Off, such a key is refused 403 `container_forbidden` there; its chat "
+            "turns, in its own containers, are not affected (see "
+            "[security.md](security.md#keys-and-agents)).",
         ),
     ] = False
     ranker_train_every: Annotated[

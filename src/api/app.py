@@ -101,7 +101,11 @@ def create_app(runtime: Runtime) -> ASGIApp:
     capture = Capture(core.writes, upstream, distill=settings.capture_distill)
     app.include_router(proxy_routes(services, capture))
     # After the proxy's own routes: every other /v1/* route goes to the upstream unchanged.
-    app.include_router(passthrough_routes(upstream, settings.max_body_bytes))
+    app.include_router(
+        passthrough_routes(
+            upstream, settings.max_body_bytes, scoped_keys=settings.proxy_passthrough_scoped
+        )
+    )
 
     @app.get("/health")
     def health() -> JSONResponse:

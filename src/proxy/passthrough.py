@@ -6,7 +6,10 @@ the rest through it. Only ``/v1/chat/completions`` gets a memory round; nothing 
 changed or recorded: the method, the path, the query and the body go as they came, and the
 answer (its status, its content headers, its body, streamed as it arrives) comes back as the
 upstream sent it. The client's own credentials never leave: the upstream sees this server's
-key (``MNEMOLOG_UPSTREAM_API_KEY``), as for chat.
+key (``MNEMOLOG_UPSTREAM_API_KEY``), as for chat. So a key scoped to containers is refused it
+(403) unless ``MNEMOLOG_PROXY_PASSTHROUGH_SCOPED`` allows it: these routes spend the server's
+key on work that belongs to no container (a fine-tune, a file deleted), which is not what such
+a key was given for.
 
 Only a path that is plainly a route goes: segments of letters, digits and ``-._~:@!$'()*+,=``,
 as the client sent them, none empty, ``.`` or ``..``. A decoded path is not the one sent: a
@@ -24,7 +27,8 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 
-from ..errors import InvalidInput, PayloadTooLarge, UpstreamNotConfigured
+from ..errors import ContainerForbidden, InvalidInput, PayloadTooLarge, UpstreamNotConfigured
+from ..web.caller import caller_in
 from .upstream import Upstream
 
 # Request headers that describe the body or what the client accepts: the only ones passed on.
@@ -39,11 +43,17 @@ _SEGMENT = r"[A-Za-z0-9\-._~:@!$'()*+,=]+"
 _PLAIN = re.compile(rf"/v1/(?!\.\.?(?:/|$)){_SEGMENT}(?:/(?!\.\.?(?:/|$)){_SEGMENT})*")
 
 
-def passthrough_routes(upstream: Upstream, max_body: int) -> APIRouter:
+def passthrough_routes(upstream: Upstream, max_body: int, *, scoped_keys: bool) -> APIRouter:
+    """The passthrough; ``scoped_keys``: whether a key scoped to containers may use it."""
     router = APIRouter()
 
     @router.api_route(ROUTE, methods=METHODS, include_in_schema=False)
     async def passthrough(request: Request) -> Response:
+        if caller_in(request.scope).scoped and not scoped_keys:
+            raise ContainerForbidden(
+                "this key reaches only its own containers, and the upstream's other routes"
+                " belong to none (MNEMOLOG_PROXY_PASSTHROUGH_SCOPED allows them)"
+            )
         if not upstream.configured:
             raise UpstreamNotConfigured("no upstream is configured: set MNEMOLOG_UPSTREAM_BASE_URL")
         raw = request.scope.get("raw_path") or request.scope["path"].encode()
