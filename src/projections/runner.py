@@ -8,7 +8,8 @@ stopped; ``rebuild`` wipes it and replays from the first record. The write path 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Protocol
 
 from ..eventlog import EventLog, StoredRecord
@@ -92,6 +93,14 @@ class ProjectionRunner:
     def position(self) -> int:
         """The seq every projection has applied: what a reader sees at least."""
         return min((p.last_seq() for p in self._projections), default=0)
+
+    @contextmanager
+    def holding(self) -> Iterator[int]:
+        """Keep every projection where it stands while the caller reads several of them, and
+        give the seq they stand at: what is read inside is the fold of the log up to it, the
+        same for each (a batch is applied to all projections or to none)."""
+        with self._lock:
+            yield self.position()
 
     def rebuild(self, progress: Progress | None = None) -> int:
         with self._lock:

@@ -195,7 +195,7 @@ class Recall:
             query=self._sealer.seal_text(container_subject(request.container_tag or ""), request.q),
             embedder=self._embedder.identity.describe(),
             query_vector_digest=vector_digest(query),
-            view_seq=view,
+            view_seq=ranked.view if ranked is not None and ranked.view is not None else view,
             # The full-text indexes' disk/tail boundaries decide BM25 scores: a replay
             # commits its indexes where these searches found them.
             index_seqs={
@@ -328,11 +328,16 @@ class Recall:
         carried: dict[str, Carried] | None = None
         tag = request.container_tag
         stage = self.learned if request.learned and tag is not None else None
+        view: int | None = None
         if stage is not None and tag is not None and stage.runs(tag, request.as_ranked):
-            # What the head's versions carry, read once: the stage weighs their writers'
-            # trust, and what it serves (from its head) is shown with it.
-            carried = self._carried([stamps[r][0] for r in order[: stage.head(request.limit)]])
-            with apart("learned"):  # timed on its own, out of the lap it runs in
+            # Timed on its own, out of the lap it runs in. Feedback lands while recalls run,
+            # and moves the records, the trust and the standing the stage reads: they are read
+            # with the projections held still, and the trace names the seq they stood at, so
+            # a replay folds to exactly what was read.
+            with apart("learned"), self._recorder.runner.holding() as view:
+                # What the head's versions carry, read once: the stage weighs their writers'
+                # trust, and what it serves (from its head) is shown with it.
+                carried = self._carried([stamps[r][0] for r in order[: stage.head(request.limit)]])
                 learned = stage.apply(
                     order=order,
                     candidates=candidates,
@@ -364,6 +369,7 @@ class Recall:
             ),
             ranker=None if learned is None else learned.digest,
             explore=None if learned is None else learned.explore,
+            view=view,
             candidates=[candidates[f.label] for f in fused],
             hits=[
                 Hit(

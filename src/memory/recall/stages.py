@@ -32,6 +32,9 @@ class Ranked(msgspec.Struct, kw_only=True):
     learned: LearnedRanking | None = None
     ranker: str | None = None  # the digest of the model that reordered it
     explore: int | None = None  # the position it swapped with the next
+    # The seq the learned stage's reads stood at (the ranker's records, trust, who is set
+    # aside), when it ran: the position a replay folds to.
+    view: int | None = None
 
 
 class Stopwatch:

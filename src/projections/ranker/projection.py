@@ -349,12 +349,14 @@ class RankerProjection(RankerQueries):
         self._load()
 
     def _load(self) -> None:
-        """Histories and rate counts from the feedback counted, in log order."""
+        """Histories and rate counts from the feedback counted, in log order: what folding
+        the log gives (a rate count moves exactly when a word is counted, and only a counted
+        word is remembered)."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT f.agent_id, f.recall_id, f.kind, f.items, f.grade, f.at, s.versions,"
                 " s.pool, s.container_tag FROM feedback f JOIN shown s USING (recall_id)"
-                " ORDER BY f.seq"
+                " WHERE f.counted = 1 ORDER BY f.seq"
             ).fetchall()
         with self._state_lock:
             self._histories = {}
