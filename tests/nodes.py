@@ -75,6 +75,14 @@ class KeyedWriters(WriterThreads):
                 n += 1
 
 
+def nth_write(n: int, tag: str, shared_every: int) -> str:
+    """What a writer writes the ``n``-th time into ``tag``: every ``shared_every``-th a team rule
+    every writer writes at the same time, the others a fact of its own."""
+    if n % shared_every == 0:
+        return f"Team rule {n}: every deploy needs two reviews from {tag}."
+    return f"The access code of vault {uuid.uuid4().hex[:10]} is {n}."
+
+
 def serve_on(data_dir: Path, port: int, url: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [MNEMOLOG, "serve", "--data-dir", str(data_dir), "--port", str(port)],

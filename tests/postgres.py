@@ -69,6 +69,14 @@ def drop_schema(url: str, schema: str) -> None:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
+def run_all(threads: list[threading.Thread], timeout: float = 600) -> None:
+    """Start every thread, then wait for each to end."""
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
+
+
 class WriterThreads:
     """Threads writing until the ``with`` block ends, each running ``_run(index)``, which
     checks ``_stop`` between writes; ``retries`` counts the failed attempts they retried."""

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from .nodes import mnemolog, nodes
+from .nodes import mnemolog, nodes, nth_write
 from .test_postgres_store import VERIFY
 
 pytestmark = pytest.mark.slow
@@ -88,10 +88,7 @@ def test_nodes_writing_at_once_keep_one_chain_and_agree(
             start.wait()
             for n in range(WRITES_PER_WRITER):
                 tag = ("team-a", "team-b")[n % 2]
-                if n % SHARED_EVERY == 0:
-                    content = f"Team rule {n}: every deploy needs two reviews from {tag}."
-                else:
-                    content = f"The access code of vault {uuid.uuid4().hex[:10]} is {n}."
+                content = nth_write(n, tag, SHARED_EVERY)
                 key = f"{name}-{n}"
                 memory = write(
                     client, {"containerTag": tag, "memories": [{"content": content}]}, key

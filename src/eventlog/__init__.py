@@ -6,7 +6,7 @@ from .in_memory import InMemoryEventLog
 from .keys_port import KeyStore
 from .keystore import LmdbKeyStore
 from .lmdb_log import LmdbEventLog
-from .port import Appended, Draft, EventLog, Head
+from .port import Appended, Draft, EventLog, Head, Hold
 from .record import GENESIS, Record, StoredRecord
 from .sealing import Sealer
 from .verify import VerifyReport, verify_log
@@ -21,6 +21,7 @@ __all__ = [
     "Event",
     "EventLog",
     "Head",
+    "Hold",
     "InMemoryEventLog",
     "KeyStore",
     "LmdbEventLog",

@@ -18,7 +18,7 @@ from .codec import RecordCodec
 from .conditions import Condition
 from .groupcommit import GroupCommitter, WriterStats
 from .notify import HeadNotifier
-from .port import Appended, Draft, Head, RawRecord
+from .port import UNSHARED, Appended, Draft, Head, Hold, RawRecord
 from .record import StoredRecord
 
 __all__ = ["AppendRequest", "FollowedHead", "GroupCommittedLog", "answered_without_append"]
@@ -62,6 +62,10 @@ class FollowedHead:
     def current_head(self) -> Head:
         """The head: only this process appends to this log, so it is the store's."""
         return self._head
+
+    def hold(self, key: str, *, within: bool = False) -> Hold:
+        """Only this process appends: its turn, always."""
+        return UNSHARED
 
     def wait_for(self, after_seq: int, timeout: float | None = None) -> int:
         return self._notifier.wait_for(after_seq, timeout)

@@ -54,6 +54,41 @@ class RawRecord(msgspec.Struct, frozen=True):
     data: bytes
 
 
+class Hold(Protocol):
+    """This node's turn to decide about one key (a container) of a log several nodes append
+    to: until every holder has let go, no other node decides or appends about the key."""
+
+    @property
+    def head(self) -> int:
+        """The log's head when the turn began: every other node's append about the key is at
+        or below it, so a decision first applies the log through it."""
+        ...
+
+    def retain(self) -> None:
+        """One more holder: an append decided in the turn, until it is applied."""
+        ...
+
+    def release(self) -> None:
+        """A holder lets go; when the last one does, the turn ends."""
+        ...
+
+
+class Unshared:
+    """The turn of a log only this process appends to: always this process's, nothing to do
+    (its decisions are serialised by the container's lock in the process)."""
+
+    head = 0
+
+    def retain(self) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
+
+
+UNSHARED = Unshared()
+
+
 class EventLog(Protocol):
     """An append-only, hash-chained log of events."""
 
@@ -95,6 +130,14 @@ class EventLog(Protocol):
 
         Appends are stored in the order they were submitted, so a caller may decide under a
         lock, submit, release the lock and only then wait (and share a commit with others).
+        """
+        ...
+
+    def hold(self, key: str, *, within: bool = False) -> Hold:
+        """Begin (or join) this node's turn to decide about ``key``, waiting while another
+        node has it; the caller releases it. ``within``: the caller holds another turn, so
+        it joins this node's turn even when that turn admits no more (waiting for it to end
+        could wait on the caller itself). A log only this process appends to answers at once.
         """
         ...
 

@@ -15,14 +15,19 @@ Other nodes' appends reach this node's ``wait_for`` by LISTEN/NOTIFY (the append
 sends the new head seq on commit) and by a poll of the head row every ``poll_interval``
 seconds: a notification can be lost with a connection, the poll cannot.
 
-Each node decides writes against its own projections, so an append carries the condition it
-was decided under (``conditions.py``): the containers it was decided about and the seq the
-node had applied. Under the head lock the ``decided`` table says, for each container, the last
-node that appended about it, that append's last seq, and the last seq any other node appended
-about it before (``others``): enough to tell whether a node other than the appending one wrote
-after what it had seen. Such an append is refused (``AppendConflict``) without consuming a seq;
-the node applies what it missed and decides again. Appends without a condition (recalls,
-injections) neither check nor touch the table.
+Each node decides writes against its own projections, so nodes take turns to decide about a
+container (``hold``, ``pg_turns.py``): a node's turn holds the container's advisory lock from
+before it decides until its appends are applied, and begins by applying the log through the
+head read after the lock was granted. Two nodes never decide about one container at once.
+
+An append still carries the condition it was decided under (``conditions.py``), a safety net
+that turns leave idle: the containers it was decided about and the seq the node had applied.
+Under the head lock the ``decided`` table says, for each container, the last node that appended
+about it, that append's last seq, and the last seq any other node appended about it before
+(``others``): enough to tell whether a node other than the appending one wrote after what it
+had seen. Such an append (a turn lost with its connection) is refused (``AppendConflict``)
+without consuming a seq; the node applies what it missed and decides again. Appends without a
+condition (recalls, injections) neither check nor touch the table.
 
 The ``log`` table refuses UPDATE, DELETE and TRUNCATE (a trigger): the log is append-only here
 as in LMDB, and erasure destroys keys, never records.
@@ -57,7 +62,8 @@ from .committed import AppendRequest, GroupCommittedLog, answered_without_append
 from .groupcommit import GroupCommitter
 from .notify import HeadNotifier
 from .pg_listening import Listener
-from .port import Appended, Head, RawRecord
+from .pg_turns import DEFAULT_WAIT, Turns
+from .port import Appended, Head, Hold, RawRecord
 from .postgres_log_sql import (
     DEFAULT_POLL_INTERVAL,
     DEFAULT_SCHEMA,
@@ -92,11 +98,13 @@ class PostgresEventLog(GroupCommittedLog):
         connect_timeout: float = 10.0,
         readonly: bool = False,
         sole_writer: bool = False,
+        turn_wait: float = DEFAULT_WAIT,
     ) -> None:
         """``readonly`` refuses every append (a replay or a verification beside a node);
         ``sole_writer`` holds the schema's advisory lock while open, so a second opening
         that asks for it is refused (``DataDirLocked``): ``migrate-log`` takes it, so two
-        copies into one database never run at once (serving nodes share the log)."""
+        copies into one database never run at once (serving nodes share the log).
+        ``turn_wait``: seconds a turn another node holds is waited for (``hold``)."""
         if not SCHEMA_NAME.fullmatch(schema):
             raise InvalidInput(f"a log schema is a lowercase SQL name, not {schema!r}")
         self._url = url
@@ -149,6 +157,12 @@ class PostgresEventLog(GroupCommittedLog):
         )
         self._writer: GroupCommitter[AppendRequest, Appended] = GroupCommitter(
             self._commit_resolving, name="mnemolog-log-writer", max_batch=max_batch
+        )
+        self._turns = Turns(
+            lambda: self._connect(autocommit=True),
+            self._q.read_head,
+            f"mnemolog-turn:{schema}",
+            wait=turn_wait,
         )
 
     def _connect(self, *, autocommit: bool = False) -> psycopg.Connection[tuple[object, ...]]:
@@ -289,7 +303,13 @@ class PostgresEventLog(GroupCommittedLog):
             self._head = head
         self._notifier.publish(head.seq)
 
-    # --- following other nodes -------------------------------------------------------------
+    # --- deciding ------------------------------------------------------------------------
+
+    def hold(self, key: str, *, within: bool = False) -> Hold:
+        """This node's turn to decide about ``key`` (``pg_turns.py``)."""
+        if self._failure is not None:
+            raise self._failure
+        return self._turns.hold(key, within=within)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -340,6 +360,7 @@ class PostgresEventLog(GroupCommittedLog):
         self._closed = True
         self._failure = LogClosed("the log is closed")
         self._listener.close(timeout=self._poll_interval + self._connect_timeout + 5)
+        self._turns.close()
         self._notifier.close()
         with self._reading:
             for conn in (self._reader, self._writer_conn, self._holder):

@@ -6,11 +6,14 @@ shows a trace as soon as it is answered. ``Recorder.record`` is that pair of ste
 ``submit`` and ``apply`` are its two halves, for callers that decide the next batch while the
 previous one is made durable.
 
-On a log several nodes append to, an append made while deciding about a container carries
-the condition it was decided under (``deciding``, entered by the container's gate), and the
-log refuses it if another node appended about the container since. ``decided_again`` wraps
-a service's operation so that a refused one is made again once what it missed is applied;
-``see`` is how a read waits for a seq another node answered (``minSeq``).
+On a log several nodes append to, a node decides about a container only in its turn
+(``turn``, taken by the container's gate): no other node appends about the container until
+the turn ends, and the turn begins by applying what other nodes appended before it
+(``caught_up``). An append made while deciding still carries the condition it was decided
+under (``deciding``), which the log checks: a safety net for a turn lost with its database
+connection. ``decided_again`` wraps a service's operation so that a refused one is made again
+once what it missed is applied; ``see`` is how a read waits for a seq another node answered
+(``minSeq``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from contextvars import ContextVar
 from typing import Concatenate, Literal, ParamSpec, Protocol, TypeVar, overload
 
 from ..errors import AppendConflict, ProjectionsLagging, SeqAhead
-from ..eventlog import Appended, Draft, EventLog, StoredRecord
+from ..eventlog import Appended, Draft, EventLog, Hold, StoredRecord
 from ..eventlog.conditions import Condition
 from ..projections.runner import ProjectionRunner
 
@@ -58,6 +61,23 @@ class Recorder:
         self.shared = shared
         self._refresh = refresh
 
+    def turn(self, key: str) -> Hold:
+        """This node's turn to decide about container ``key``, waited for while another node
+        has it (at once on a log only this process appends to). Taken while deciding about
+        another container, it joins this node's turn however many decisions that one
+        admitted: waiting for it to end could wait on this decision's own appends."""
+        return self.log.hold(key, within=_deciding.get() is not None)
+
+    def caught_up(self, seq: int) -> None:
+        """At the start of a turn: apply the log through ``seq``, the head the turn began at,
+        so the decision sees every append other nodes made about the container; and the key
+        store's changes with them (an erasure elsewhere destroyed keys)."""
+        if self.runner.position() >= seq:
+            return
+        self.apply(seq)
+        if self._refresh is not None:
+            self._refresh()
+
     @contextmanager
     def deciding(self, key: str, after: Sequence[Condition] = ()) -> Iterator[None]:
         """While deciding about container ``key`` (its gate lock held): appends carry that
@@ -67,10 +87,11 @@ class Recorder:
             yield
             return
         outer = _deciding.get()
+        seen = self.runner.position()
         condition = (
-            Condition((key,), self.runner.position(), tuple(after))
+            Condition((key,), seen, tuple(after))
             if outer is None
-            else Condition((*outer.keys, key), outer.seen, (*outer.after, *after))
+            else Condition((*outer.keys, key), max(outer.seen, seen), (*outer.after, *after))
         )
         token = _deciding.set(condition)
         try:

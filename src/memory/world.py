@@ -16,8 +16,9 @@ from pathlib import Path
 from ..embedding.port import Embedder
 from ..embedding.rerank import Reranker
 from ..errors import LogClosed
-from ..eventlog import Appended, Draft, EventLog, Head, Sealed, Sealer, StoredRecord
+from ..eventlog import Appended, Draft, EventLog, Head, Hold, Sealed, Sealer, StoredRecord
 from ..eventlog.conditions import Condition
+from ..eventlog.port import UNSHARED
 from ..eventlog.scratch import new_scratch
 from ..projections.fulltext.index import FullTextIndex
 from ..projections.memories.projection import MemoryProjection
@@ -78,6 +79,9 @@ class RecordingSink:
 
     def current_head(self) -> Head:
         return self._log.current_head()
+
+    def hold(self, key: str, *, within: bool = False) -> Hold:
+        return UNSHARED  # a replay decides alone: it appends nothing
 
     def wait_for(self, after_seq: int, timeout: float | None = None) -> int:
         return self._log.wait_for(after_seq, timeout)

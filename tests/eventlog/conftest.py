@@ -8,7 +8,7 @@ import pytest
 from mnemolog.eventlog import EventLog, InMemoryEventLog, LmdbEventLog
 from mnemolog.eventlog.postgres_log import PostgresEventLog
 
-from ..postgres import drop_schema, fresh_schema
+from ..postgres import Server, drop_schema, fresh_schema
 
 LOG_KINDS = ["memory", "lmdb", "postgres"]
 
@@ -42,3 +42,25 @@ def lmdb_log(tmp_path: Path) -> Iterator[LmdbEventLog]:
     opened = LmdbEventLog(tmp_path / "log")
     yield opened
     opened.close()
+
+
+@pytest.fixture
+def pg_schema(postgres_server: Server) -> Iterator[str]:
+    """A schema of the test's own on the test server, dropped afterwards."""
+    name = fresh_schema()
+    yield name
+    drop_schema(postgres_server.url, name)
+
+
+@pytest.fixture
+def two_nodes(
+    postgres_server: Server, pg_schema: str
+) -> Iterator[tuple[PostgresEventLog, PostgresEventLog]]:
+    """Two openings of one PostgreSQL log, as two nodes have it."""
+    a = PostgresEventLog(postgres_server.url, schema=pg_schema)
+    b = PostgresEventLog(postgres_server.url, schema=pg_schema)
+    try:
+        yield a, b
+    finally:
+        a.close()
+        b.close()

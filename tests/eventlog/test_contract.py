@@ -211,3 +211,18 @@ def test_submitted_appends_keep_their_submission_order(log: EventLog) -> None:
     seqs = [f.result(timeout=10).seqs[0] for f in futures]
     assert seqs == list(range(1, 21))
     assert notes(log) == [f"s{i}" for i in range(20)]
+
+
+def test_a_lone_process_has_every_turn_at_once_and_it_begins_at_most_at_the_head(
+    log: EventLog,
+) -> None:
+    log.append([signal_draft("before")])
+    turn = log.hold("team")
+    again = log.hold("team")  # this process's decisions never wait on each other here
+    other = log.hold("other team", within=True)
+    assert turn.head <= log.head().seq
+    log.append([signal_draft("in the turn")])
+    turn.retain()  # an append in flight keeps it
+    for held in (turn, turn, again, other):
+        held.release()
+    log.hold("team").release()  # a new turn once every holder let go

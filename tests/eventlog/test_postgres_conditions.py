@@ -5,8 +5,6 @@ consumes no seq, and what was decided on a refused append's heads is refused wit
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from mnemolog.errors import AppendConflict
@@ -14,26 +12,12 @@ from mnemolog.eventlog.conditions import Condition
 from mnemolog.eventlog.postgres_log import PostgresEventLog
 
 from ..factories import signal_draft
-from ..postgres import Server, drop_schema, fresh_schema
-
-
-@pytest.fixture
-def nodes(postgres_server: Server) -> Iterator[tuple[PostgresEventLog, PostgresEventLog]]:
-    schema = fresh_schema()
-    a = PostgresEventLog(postgres_server.url, schema=schema)
-    b = PostgresEventLog(postgres_server.url, schema=schema)
-    try:
-        yield a, b
-    finally:
-        a.close()
-        b.close()
-        drop_schema(postgres_server.url, schema)
 
 
 def test_another_nodes_append_after_what_was_seen_refuses_the_decision(
-    nodes: tuple[PostgresEventLog, PostgresEventLog],
+    two_nodes: tuple[PostgresEventLog, PostgresEventLog],
 ) -> None:
-    a, b = nodes
+    a, b = two_nodes
     first = a.append([signal_draft("a1")], condition=Condition(("c",), seen=0)).seqs
     assert first == [1]
     with pytest.raises(AppendConflict) as refused:
@@ -50,9 +34,9 @@ def test_another_nodes_append_after_what_was_seen_refuses_the_decision(
 
 
 def test_a_nodes_own_appends_and_other_containers_never_conflict(
-    nodes: tuple[PostgresEventLog, PostgresEventLog],
+    two_nodes: tuple[PostgresEventLog, PostgresEventLog],
 ) -> None:
-    a, b = nodes
+    a, b = two_nodes
     # Both of a's appends were decided having seen nothing: the second saw the first in flight.
     for n in range(3):
         a.append([signal_draft(f"a{n}")], condition=Condition(("c",), seen=0))
@@ -65,9 +49,9 @@ def test_a_nodes_own_appends_and_other_containers_never_conflict(
 
 
 def test_what_was_decided_on_a_refused_append_is_refused_with_it(
-    nodes: tuple[PostgresEventLog, PostgresEventLog],
+    two_nodes: tuple[PostgresEventLog, PostgresEventLog],
 ) -> None:
-    a, b = nodes
+    a, b = two_nodes
     b.append([signal_draft("b")], condition=Condition(("c",), seen=0))
     stale = Condition(("c",), seen=0)
     # Decided with the stale append's heads in flight, although it had seen b's append.
@@ -90,9 +74,9 @@ def test_what_was_decided_on_a_refused_append_is_refused_with_it(
 
 
 def test_a_retried_key_is_answered_before_its_condition_is_checked(
-    nodes: tuple[PostgresEventLog, PostgresEventLog],
+    two_nodes: tuple[PostgresEventLog, PostgresEventLog],
 ) -> None:
-    a, b = nodes
+    a, b = two_nodes
     first = a.append([signal_draft("k")], idempotency_key="k1", condition=Condition(("c",), 0))
     b.append([signal_draft("b")], condition=Condition(("c",), seen=1))
     again = a.append([signal_draft("k")], idempotency_key="k1", condition=Condition(("c",), 0))

@@ -13,6 +13,7 @@ the projections plus the heads still in flight.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Literal, NamedTuple, Protocol
 
 import numpy as np
@@ -34,7 +35,7 @@ from ..record import Recorder, decided_again
 from .arbiter import Arbiter, Arbitration
 from .fresh_ids import FreshIds
 from .gate import Gate, Head, Heads
-from .keyed import KeySpan, WriteKey, keyed_event
+from .keyed import KeySpan, WriteKey, keyed_event, written_elsewhere
 from .outcomes import Outcomes, dedup, older_fact, screened
 from .sameness import Gates, Judgement, judge, may_keep
 from .submitted import Decided, SubmittedGroups, WriteOutcome
@@ -136,8 +137,9 @@ class Writes:
         keys: Sequence[Sequence[KeySpan]] | None = None,
     ) -> list[list[WriteOutcome] | Exception]:
         """Write batches into several containers at once: one embedding pass for all of
-        them, each decided under its container's lock in turn (never two locks held), their
-        appends submitted together (so they share group commits) and one projection sync.
+        them, each decided under its container's lock in turn (never two locks held; in the
+        order of their tags), their appends submitted together (so they share group commits)
+        and one projection sync.
 
         Each group gets its outcomes or the error that stopped it alone; a group that failed
         did not stop the others (a failed embedding pass, before anything is decided, raises).
@@ -162,11 +164,13 @@ class Writes:
         if not texts:
             return submitted
         vectors = self._embedder.embed(texts)
-        start = 0
+        starts = list(accumulate((len(items) for _, items in groups), initial=0))
         try:
-            for n, (container_tag, items) in enumerate(groups):
-                chunk = vectors[start : start + len(items)]
-                start += len(items)
+            # On a shared log a decided write keeps this node's turn for its container until
+            # it lands: turns taken in one order (the tags') never wait on each other in a loop.
+            for n in sorted(range(len(groups)), key=lambda n: groups[n][0]):
+                container_tag, items = groups[n]
+                chunk = vectors[starts[n] : starts[n + 1]]
                 if not items:
                     continue
                 spans = keys[n] if keys else ()
@@ -204,6 +208,11 @@ class Writes:
         token = object()
         ends = {span.stop: span for span in spans}
         with self._gate.lock(container_tag):
+            if self._recorder.shared and spans:
+                elsewhere = written_elsewhere(self._memories, container_tag, actor, spans)
+                if elsewhere is not None:
+                    self._fresh.give_back(unused)
+                    raise elsewhere
             batch = self._gate.in_flight(container_tag)
             drafts: list[Draft] = []
             outcomes: list[WriteOutcome] = []

@@ -9,10 +9,13 @@ of a chain. In-flight heads are dropped once their records are applied (``land``
 that read a chain's latest version under the lock first let them reach the projections
 (``settle``).
 
-On a log that other nodes append to, holding the lock is also *deciding* about the container
+On a log that other nodes append to, the lock is taken in this node's *turn* for the container
+(``Recorder.turn``): no other node decides about it until the turn ends, and the turn begins
+by applying what other nodes appended before it. Every write in flight holds the turn until it
+lands, so the next decisions of this node, which see its heads in flight, never meet another
+node's write they have not applied. Holding the lock is also *deciding* about the container
 (``Recorder.deciding``): the appends made under it carry the seq the projections had reached
-and the conditions of the container's in-flight appends they build on, so the log refuses
-them if another node appended about the container in between.
+and the conditions of the container's in-flight appends they build on, which the log checks.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from ...eventlog import Appended
+from ...eventlog import Appended, Hold
 from ...eventlog.conditions import Condition
 from ..record import Recorder
 
@@ -124,6 +127,9 @@ class Gate:
         self._pending: defaultdict[str, dict[object, Future[Appended]]] = defaultdict(dict)
         # container -> the conditions its in-flight writes were decided under (shared logs)
         self._conditions: defaultdict[str, dict[object, Condition]] = defaultdict(dict)
+        # Shared logs: the turn each container's lock is held in, and each in-flight write's
+        self._turns: dict[str, Hold] = {}
+        self._held: dict[object, Hold] = {}
 
     def lock(self, container_tag: str) -> AbstractContextManager[object]:
         """Hold the container's lock, deciding about it (on a shared log: see above)."""
@@ -135,10 +141,20 @@ class Gate:
 
     @contextmanager
     def _deciding(self, container_tag: str, lock: threading.Lock) -> Iterator[None]:
-        with lock:  # the in-flight conditions are read under it: they change under it
-            after = list(self._conditions[container_tag].values())
-            with self._recorder.deciding(container_tag, after):
-                yield
+        # The turn first: waiting for it, this thread holds no lock a landing write needs.
+        turn = self._recorder.turn(container_tag)
+        try:
+            with lock:  # the in-flight conditions are read under it: they change under it
+                self._recorder.caught_up(turn.head)
+                after = list(self._conditions[container_tag].values())
+                self._turns[container_tag] = turn
+                try:
+                    with self._recorder.deciding(container_tag, after):
+                        yield
+                finally:
+                    del self._turns[container_tag]
+        finally:
+            turn.release()
 
     def in_flight(self, container_tag: str) -> Heads:
         """With the container's lock held: the heads of its in-flight writes, as a new overlay
@@ -158,6 +174,10 @@ class Gate:
         condition = self._recorder.condition()
         if condition is not None:
             self._conditions[container_tag][token] = condition
+        turn = self._turns.get(container_tag)
+        if turn is not None:  # the write keeps this node's turn until it lands
+            turn.retain()
+            self._held[token] = turn
         in_flight = self._in_flight[container_tag]
         for head in heads:
             in_flight[head.memory_id] = (token, head)
@@ -173,6 +193,9 @@ class Gate:
             for memory_id, (owner, _) in list(in_flight.items()):
                 if owner is token:
                     del in_flight[memory_id]
+            turn = self._held.pop(token, None)
+        if turn is not None:
+            turn.release()  # outside the lock: the turn's last release unlocks it in the database
 
     def settle(self, container_tag: str) -> None:
         """With the container's lock held: let the in-flight writes reach the projections.

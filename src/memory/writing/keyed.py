@@ -22,7 +22,7 @@ from typing import NamedTuple, Protocol
 
 import msgspec
 
-from ...errors import IdempotencyConflict, InvalidInput
+from ...errors import AppendConflict, IdempotencyConflict, InvalidInput
 from ...eventlog import Actor, Sealed, Sealer
 from ...eventlog.events import KeyedOutcome, WriteKeyed
 from ...eventlog.subjects import container_subject
@@ -117,6 +117,19 @@ def keyed_event(
             for o, count in zip(outcomes, counts, strict=True)
         ],
     )
+
+
+def written_elsewhere(
+    memories: MemoryProjection, container_tag: str, actor: Actor, spans: Sequence[KeySpan]
+) -> AppendConflict | None:
+    """On a shared log, in this node's turn (caught up): a keyed request whose key another
+    node's write recorded since it was looked up. It is refused as decided on a stale
+    container, so its caller looks the key up again and answers from that write."""
+    for span in spans:
+        found = memories.keyed_write(container_tag, actor.agent_id, span.key.digest)
+        if found is not None:
+            return AppendConflict(container_tag, found.seq)
+    return None
 
 
 def answered(row: KeyedRow) -> list[WriteOutcome]:
