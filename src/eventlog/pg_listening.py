@@ -19,7 +19,7 @@ class Listener:
     """Calls ``look(conn)`` at start, after every notification on ``channel`` and every
     ``poll_interval`` seconds between them, on a connection of its own (``connect``, in
     autocommit), reconnecting after a failure. ``listen=False`` only polls (for poolers that
-    drop notifications)."""
+    drop notifications). ``heard`` is given each notification's payload first."""
 
     def __init__(
         self,
@@ -30,10 +30,12 @@ class Listener:
         poll_interval: float,
         name: str,
         listen: bool = True,
+        heard: Callable[[str], None] | None = None,
     ) -> None:
         self._connect = connect
         self._channel = channel
         self._look = look
+        self._heard = heard
         self._poll_interval = poll_interval
         self._listen = listen
         self._stop = threading.Event()
@@ -50,8 +52,9 @@ class Listener:
                         conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
                 self._look(conn)
                 if self._listen:
-                    for _ in conn.notifies(timeout=self._poll_interval, stop_after=1):
-                        pass
+                    for note in conn.notifies(timeout=self._poll_interval, stop_after=1):
+                        if self._heard is not None:
+                            self._heard(note.payload)
                 else:
                     self._stop.wait(self._poll_interval)
             except (psycopg.Error, StorageFailed):

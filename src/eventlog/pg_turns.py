@@ -7,20 +7,25 @@ of the schema and the key). A turn begins by reading the log's head after the lo
 (a statement of its own, so its snapshot is taken after the grant): every append another node
 made about the key is at or below that head, and the node applies the log through it before
 deciding. The turn lasts while this node decides about the key or has appends about it in
-flight (its holders: ``retain`` and ``release``); the last holder's release unlocks it.
+flight (its holders: ``retain`` and ``release``), and a while after.
+
+Lingering. A turn whose last holder let go is kept for ``LINGER`` seconds: the node's next
+decision about the key joins it without a round trip, and needs to apply nothing first (no
+other node appended about the key meanwhile). A node that finds a key taken tells the others
+on the channel ``<schema>_turns`` before it waits; the holder ends an idle turn at once and
+lets a busy one end when its appends are applied. A turn that began by waiting (another node
+wants the key too) ends as soon as it is idle. A lost notification costs the waiting node at
+most the linger (an idle turn) or ``MAX_DECISIONS`` decisions (a busy one: it then admits no
+more, and ends once its appends are applied).
 
 Connections. A turn that nobody else holds begins on one connection that every such turn of
 this node shares (``pg_try_advisory_lock``, which never waits), so a node writing into many
 containers does not open a connection per container. A turn another node holds is waited for
-in PostgreSQL's queue on a connection of its own, which keeps the lock. A connection that
-waits holds no lock, and a node waits for a key only while holding turns of keys ordered
-before it (callers take turns in sorted order), so no two waits close a loop.
-
-Fairness. A try fails while another node is queued for the key, so this node queues behind it.
-While a node keeps deciding about a container its turn would never end: after
-``MAX_DECISIONS`` decisions a turn admits no more (but for callers already in a turn: waiting
-for it to end could wait on themselves), it ends once its appends are applied, and the node's
-next decision queues behind any other node waiting.
+in PostgreSQL's queue (first come, first served: a try fails while another node waits too) on
+a connection of its own, which keeps the lock. A connection that waits holds no lock, and a
+node waits for a key only while holding turns of keys ordered before it (callers take turns in
+sorted order), so no two waits close a loop. Callers already in a turn join a closing one (it
+may wait on their own appends).
 
 Failures. A node that dies takes its connections with it and PostgreSQL releases their locks;
 each connection asks the server to probe it (TCP keepalives), so a vanished host's locks go
@@ -34,23 +39,27 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Callable
 
 import psycopg
 from psycopg import sql
 
 from ..errors import LogClosed, StorageFailed
+from .pg_listening import Listener
 
 Conn = psycopg.Connection[tuple[object, ...]]
 
-# Decisions one turn admits before it lets another node's come: enough that a busy node's
-# turn does not end at each write, few enough that another node waits a few writes' time.
-MAX_DECISIONS = 32
+LINGER = 0.1  # seconds an idle turn is kept for the node's next decision about its key
+# Decisions one turn admits: a node that keeps deciding about a key lets another node's turn
+# come after this many even when it missed that node's notification.
+MAX_DECISIONS = 64
 DEFAULT_WAIT = 30.0  # seconds a turn is waited for before the decision fails
 IDLE_CONNECTIONS = 2  # waiting connections kept for the next wait
 TRY_LOCK = "SELECT pg_try_advisory_lock(%s)"
 WAIT_LOCK = "SELECT pg_advisory_lock(%s)"
 UNLOCK = "SELECT pg_advisory_unlock(%s)"
+WANTED = "SELECT pg_notify(%s, %s)"
 # The server probes a turn's connection after 10 s of silence, every 5 s, 3 times: a node
 # whose host vanished holding turns loses them within half a minute.
 KEEPALIVES = {
@@ -69,18 +78,38 @@ def lock_id(namespace: str, key: str) -> int:
 
 class Turn:
     """One key's turn on this node (a ``Hold``): the connection holding its lock, the head it
-    began at, and its holders (none: it ends)."""
+    began at, and its holders."""
 
-    __slots__ = ("_turns", "admitted", "conn", "error", "head", "holders", "key", "lost", "ready")
+    __slots__ = (
+        "_turns",
+        "admitted",
+        "closing",
+        "conn",
+        "contended",
+        "ending",
+        "error",
+        "head",
+        "holders",
+        "idle_since",
+        "key",
+        "lock",
+        "lost",
+        "ready",
+    )
 
-    def __init__(self, turns: Turns, key: str) -> None:
+    def __init__(self, turns: Turns, key: str, lock: int) -> None:
         self._turns = turns
         self.key = key
+        self.lock = lock
         self.conn: Conn | None = None
         self.head = 0
         self.holders = 1
         self.admitted = 1  # decisions it let in
         self.ready = False  # its lock is held
+        self.contended = False  # it began by waiting: another node wants the key too
+        self.closing = False  # it admits no one more (but callers in a turn), ends once idle
+        self.idle_since: float | None = None  # when its last holder let go, while it lingers
+        self.ending = False  # being unlocked
         self.lost = False  # its connection broke: its lock may be gone
         self.error: BaseException | None = None  # why it could not begin
 
@@ -98,19 +127,21 @@ class Turns:
         self,
         connect: Callable[[], Conn],
         read_head: sql.Composed,
-        namespace: str,
+        schema: str,
         *,
         wait: float = DEFAULT_WAIT,
     ) -> None:
         self._connect = connect
         self._read_head = read_head
-        self._namespace = namespace
+        self._namespace = f"mnemolog-turn:{schema}"
+        self._channel = f"{schema}_turns"
         self._wait = wait
         self._guard = threading.Condition()
-        self._turns: dict[str, Turn] = {}  # keys whose turn begins, runs or ends
+        self._turns: dict[str, Turn] = {}  # keys whose turn begins, runs, lingers or ends
         self._shared: Conn | None = None  # the locks of the turns that began without waiting
         self._on_shared = threading.Lock()  # one statement at a time on it
         self._idle: list[Conn] = []  # under ``_guard``
+        self._listener: Listener | None = None  # started with the first turn
         self._closed = False
 
     # --- holding -----------------------------------------------------------------------------
@@ -122,7 +153,8 @@ class Turns:
                     raise LogClosed("the log is closed")
                 turn = self._turns.get(key)
                 if turn is None:
-                    turn = self._turns[key] = Turn(self, key)
+                    turn = self._turns[key] = Turn(self, key, lock_id(self._namespace, key))
+                    self._follow()
                     break
                 if self._joined(turn, within):
                     while not turn.ready and turn.error is None:
@@ -148,10 +180,12 @@ class Turns:
 
     def _joined(self, turn: Turn, within: bool) -> bool:
         """Join ``turn`` (under ``_guard``) if it still admits this decision."""
-        if not turn.holders or turn.lost or not (within or turn.admitted < MAX_DECISIONS):
+        if turn.ending or turn.lost or (turn.closing and not within):
             return False
         turn.holders += 1
         turn.admitted += 1
+        turn.idle_since = None
+        turn.closing = turn.closing or turn.admitted >= MAX_DECISIONS
         return True
 
     def retain(self, turn: Turn) -> None:
@@ -164,24 +198,65 @@ class Turns:
             turn.holders -= 1
             if turn.holders:
                 return
+            if not (turn.closing or turn.contended or turn.lost or self._closed):
+                turn.idle_since = time.monotonic()  # it lingers (``_expire`` ends it)
+                return
+            turn.ending = True
+        self._end(turn)
+
+    def _wanted(self, payload: str) -> None:
+        """Another node waits for a key (a notification): if this node holds it, its turn
+        ends as soon as it is idle."""
         try:
+            lock = int(payload)
+        except ValueError:
+            return
+        with self._guard:
+            found = [t for t in self._turns.values() if t.lock == lock and t.ready]
+            for turn in found:
+                turn.closing = True
+            ending = [t for t in found if t.idle_since is not None and not t.ending]
+            for turn in ending:
+                turn.ending = True
+        for turn in ending:
             self._end(turn)
-        finally:
-            with self._guard:
-                del self._turns[turn.key]
-                self._guard.notify_all()
+
+    def _expire(self, _: Conn) -> None:
+        """End the turns idle for ``LINGER`` seconds (between notifications and polls)."""
+        now = time.monotonic()
+        with self._guard:
+            ending = [
+                t
+                for t in self._turns.values()
+                if t.idle_since is not None and not t.ending and now - t.idle_since >= LINGER
+            ]
+            for turn in ending:
+                turn.ending = True
+        for turn in ending:
+            self._end(turn)
+
+    def _follow(self) -> None:
+        """Start listening for other nodes waiting, with the first turn (under ``_guard``)."""
+        if self._listener is None:
+            self._listener = Listener(
+                self._opened,
+                self._channel,
+                self._expire,
+                poll_interval=LINGER / 2,
+                name="mnemolog-turns",
+                heard=self._wanted,
+            )
 
     # --- the database ------------------------------------------------------------------------
 
     def _begin(self, turn: Turn) -> None:
         """Take the key's lock: at once on the shared connection if no other node holds it or
-        waits for it, else queued on a connection of its own."""
-        lock = lock_id(self._namespace, turn.key)
+        waits for it, else queued on a connection of its own, once the holder is told."""
         with self._on_shared:
             try:
                 if self._shared is None or self._shared.closed:
                     self._shared = self._opened()
-                taken, head = self._locked(self._shared, TRY_LOCK, lock)
+                taken, head = self._locked(self._shared, TRY_LOCK, turn.lock)
             except psycopg.Error as exc:
                 self._lost_shared()
                 raise StorageFailed(f"cannot take a turn in the log's database: {exc}") from exc
@@ -192,7 +267,8 @@ class Turns:
             idle = self._idle.pop() if self._idle else None
         conn = idle or self._opened()
         try:
-            _, head = self._locked(conn, WAIT_LOCK, lock)
+            conn.execute(WANTED, (self._channel, str(turn.lock)))
+            _, head = self._locked(conn, WAIT_LOCK, turn.lock)
         except psycopg.errors.LockNotAvailable as exc:
             self._idled(conn)
             raise StorageFailed(
@@ -201,7 +277,7 @@ class Turns:
         except psycopg.Error as exc:
             conn.close()
             raise StorageFailed(f"cannot take a turn in the log's database: {exc}") from exc
-        turn.conn, turn.head = conn, head
+        turn.conn, turn.head, turn.contended = conn, head, True
 
     def _locked(self, conn: Conn, statement: str, lock: int) -> tuple[bool, int]:
         """Lock, then read the head: one round trip, the head read after the lock."""
@@ -215,24 +291,29 @@ class Turns:
         return taken[0] is not False, seq  # pg_advisory_lock answers NULL once it has it
 
     def _end(self, turn: Turn) -> None:
-        """Unlock the key; a waiting connection goes back to the idle ones."""
-        conn = turn.conn
-        if conn is None or conn.closed:
-            return  # its connection broke: the lock went with it
-        lock = (lock_id(self._namespace, turn.key),)
-        if conn is self._shared:
-            with self._on_shared:
-                try:
-                    conn.execute(UNLOCK, lock)
-                except psycopg.Error:
-                    self._lost_shared()
-            return
+        """Unlock the key (``turn.ending`` set); a waiting connection goes back to the idle
+        ones. Then a new turn of the key may begin."""
         try:
-            conn.execute(UNLOCK, lock)
-        except psycopg.Error:
-            conn.close()
-            return
-        self._idled(conn)
+            conn = turn.conn
+            if conn is None or conn.closed:
+                return  # its connection broke: the lock went with it
+            if conn is self._shared:
+                with self._on_shared:
+                    try:
+                        conn.execute(UNLOCK, (turn.lock,))
+                    except psycopg.Error:
+                        self._lost_shared()
+                return
+            try:
+                conn.execute(UNLOCK, (turn.lock,))
+            except psycopg.Error:
+                conn.close()
+                return
+            self._idled(conn)
+        finally:
+            with self._guard:
+                del self._turns[turn.key]
+                self._guard.notify_all()
 
     def _idled(self, conn: Conn) -> None:
         """A waiting connection that holds no lock: kept for the next wait, or closed."""
@@ -264,11 +345,15 @@ class Turns:
         return conn
 
     def close(self) -> None:
+        """Stop; every lock goes with its connection."""
         with self._guard:
             self._closed = True
+            listener, self._listener = self._listener, None
             conns = [*self._idle, *(t.conn for t in self._turns.values() if t.conn is not None)]
             self._idle.clear()
             self._guard.notify_all()
+        if listener is not None:
+            listener.close(timeout=LINGER + 5)
         with self._on_shared:
             if self._shared is not None:
                 conns.append(self._shared)

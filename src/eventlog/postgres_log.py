@@ -17,8 +17,9 @@ seconds: a notification can be lost with a connection, the poll cannot.
 
 Each node decides writes against its own projections, so nodes take turns to decide about a
 container (``hold``, ``pg_turns.py``): a node's turn holds the container's advisory lock from
-before it decides until its appends are applied, and begins by applying the log through the
-head read after the lock was granted. Two nodes never decide about one container at once.
+before it decides until its appends are applied (and a little longer, for its next decision),
+and begins by applying the log through the head read after the lock was granted. Two nodes
+never decide about one container at once.
 
 An append still carries the condition it was decided under (``conditions.py``), a safety net
 that turns leave idle: the containers it was decided about and the seq the node had applied.
@@ -161,7 +162,7 @@ class PostgresEventLog(GroupCommittedLog):
         self._turns = Turns(
             lambda: self._connect(autocommit=True),
             self._q.read_head,
-            f"mnemolog-turn:{schema}",
+            schema,
             wait=turn_wait,
         )
 

@@ -1,7 +1,8 @@
 """Turns to decide about a container, on a PostgreSQL log two nodes share: a turn another node
 holds is waited for and begins at a head that holds that node's appends; a node's own decisions
-join its turn, which ends with its last holder; a busy turn lets a waiting node in after its
-limit; a node whose connection dies leaves its turns; a turn held too long fails the wait."""
+join its turn, which lingers after its last holder until another node asks for it (or a while
+has passed); a busy turn lets a waiting node in before the node's next decision; a node whose
+connection dies leaves its turns; a turn held too long fails the wait."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from mnemolog.errors import StorageFailed
 from mnemolog.eventlog import Hold
-from mnemolog.eventlog.pg_turns import MAX_DECISIONS, lock_id
+from mnemolog.eventlog.pg_turns import lock_id
 from mnemolog.eventlog.postgres_log import PostgresEventLog
 
 from ..factories import signal_draft
@@ -31,6 +32,14 @@ def holders(url: str, schema: str, key: str, *, granted: bool) -> list[int]:
             (lock >> 32, lock & 0xFFFF_FFFF, granted),
         ).fetchall()
     return [int(pid) for (pid,) in rows]
+
+
+def released(url: str, schema: str, key: str) -> None:
+    """Return once nobody holds ``key``'s lock."""
+    deadline = time.monotonic() + 30
+    while holders(url, schema, key, granted=True):
+        assert time.monotonic() < deadline, "the turn was never let go"
+        time.sleep(0.01)
 
 
 def queued(url: str, schema: str, key: str = "team") -> None:
@@ -100,19 +109,41 @@ def test_a_nodes_decisions_join_its_turn_and_other_keys_never_wait(
     assert order == ["a's last holder lets go", "b"]
     other.release()
     for key in ("team", "other team"):
-        assert holders(postgres_server.url, pg_schema, key, granted=True) == []
+        released(postgres_server.url, pg_schema, key)  # idle turns end by themselves
 
 
-def test_a_busy_turn_lets_a_waiting_node_in_after_its_limit(
+def test_an_idle_turn_lingers_for_the_nodes_next_decision_until_another_node_asks(
     two_nodes: tuple[PostgresEventLog, PostgresEventLog], postgres_server: Server, pg_schema: str
 ) -> None:
     a, b = two_nodes
-    held = [a.hold("team") for _ in range(MAX_DECISIONS)]  # one turn: its limit reached
+    turn = a.hold("team")
+    turn.release()
+    (holder,) = holders(postgres_server.url, pg_schema, "team", granted=True)
+    again = a.hold("team")  # joined: the lock was kept
+    assert again is turn
+    assert holders(postgres_server.url, pg_schema, "team", granted=True) == [holder]
+    again.release()
+    a.append([signal_draft("decided in a's turn")])
+    on_b = b.hold("team")  # asked for, the idle turn ends at once
+    assert on_b.head == 1
+    on_b.release()  # it began by waiting: it ends as soon as it is idle
+    assert holders(postgres_server.url, pg_schema, "team", granted=True) == []
+
+
+def test_a_busy_turn_lets_a_waiting_node_in_before_the_nodes_next_decision(
+    two_nodes: tuple[PostgresEventLog, PostgresEventLog], postgres_server: Server, pg_schema: str
+) -> None:
+    a, b = two_nodes
+    held = [a.hold("team") for _ in range(3)]
     order: list[str] = []
     on_b = Taking("b", lambda: b.hold("team"), order)
     queued(postgres_server.url, pg_schema)
+    deadline = time.monotonic() + 30
+    while not held[0].closing:  # told that b waits, the turn admits no one more
+        assert time.monotonic() < deadline, "a never heard that b waits"
+        time.sleep(0.01)
     on_a = Taking("a", lambda: a.hold("team"), order)
-    # A decision made within another turn still joins (it may hold what this one waits on).
+    # A decision made within another turn still joins (it may hold what the turn waits on).
     held.append(a.hold("team", within=True))
     assert held[-1] is held[0]
     for turn in held:
@@ -134,7 +165,13 @@ def test_a_node_whose_connection_dies_leaves_its_turns(
         conn.execute("SELECT pg_terminate_backend(%s)", (holder,))
     b.hold("team").release()  # the lock went with a's connection
     turn.release()  # its connection is gone: nothing to unlock, and no error
-    again = a.hold("team")  # a reconnects for its next turn
+    deadline = time.monotonic() + 30
+    while (again := a.hold("team")) is turn:  # until the lost turn has ended
+        again.release()
+        assert time.monotonic() < deadline, "the lost turn never ended"
+        time.sleep(0.05)
+    # The next turn took the lock again, on a new connection.
+    assert holders(postgres_server.url, pg_schema, "team", granted=True) not in ([], [holder])
     again.release()
 
 
