@@ -3,14 +3,16 @@
 ``POST /memories`` and ``POST /search`` are most of an agent's traffic. Through FastAPI each
 request crossed about a dozen middleware and routing layers before reaching its handler (more
 than the handler's own work for a one-memory write). Here the ASGI scope of those two routes is
-answered directly: the same header checks, body limit, strict decoding, handlers and error
-shape as every other route (the handlers are shared with the framework's routes, which still
-describe them in the OpenAPI document), with less per-request machinery.
+answered directly: the same header checks, refusal of query parameters, body limit, strict
+decoding, handlers and error shape as every other route (the handlers are shared with the
+framework's routes, which still describe them in the OpenAPI document), with less per-request
+machinery.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from urllib.parse import parse_qsl
 
 import msgspec
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -18,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..errors import MnemologError
 from ..web.request_body import BodyBuffer, check_json_headers
 from ..web.statuses import error_body, http_status
+from .query import refuse_unknown
 
 App = ASGIApp
 
@@ -59,6 +62,9 @@ class HotRoutes:
             await self._app(scope, receive, send)
             return
         try:
+            if scope["query_string"]:  # they take none: one sent is refused, as on every route
+                sent = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+                refuse_unknown((name for name, _ in sent), set())
             raw = await self._body(scope, receive)
             if raw is None:
                 return  # the client went away before sending its body

@@ -6,6 +6,7 @@ ignored. A parameter a route does not declare is now a 400 naming it and the one
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated
 
 from fastapi import Query, Request
@@ -29,8 +30,12 @@ def known_query_only(request: Request) -> None:
         return
     if route.path == PASSTHROUGH:  # the upstream's parameters, passed on as they came
         return
-    taken = _query_names(route.dependant)
-    unknown = sorted(set(request.query_params) - taken)
+    refuse_unknown(request.query_params, _query_names(route.dependant))
+
+
+def refuse_unknown(given: Iterable[str], taken: set[str]) -> None:
+    """Refuse (400) the query parameters ``given`` that are not in ``taken``."""
+    unknown = sorted(set(given) - taken)
     if unknown:
         names = ", ".join(repr(name) for name in unknown)
         accepted = ", ".join(sorted(taken)) or "none"

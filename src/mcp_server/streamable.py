@@ -7,6 +7,13 @@ every request (about 0.7 ms of the 2 ms a small call takes on the development ma
 SDK's own Host/Origin check is off: the API's guard (``web/host_guard.py``) stands in front of
 every route, ``/mcp`` included, so one policy and one setting decide who may call.
 
+Two answers of the SDK's are mended on the way. A GET that asks to resume a stream
+(``Last-Event-ID``) is served a new one: no event is kept to replay, and the SDK, asked to
+replay with nothing kept, returned without answering (a 500). And its refusals at the HTTP
+layer (a Content-Type that is not JSON, a method a protocol revision does not serve, a body too
+large), in plain text or with no body, carry the error body every route answers with; its
+JSON-RPC errors go as it sent them.
+
 The SDK is imported and its session manager started at the first ``/mcp`` request, not at
 start: importing it is about a third of a server's start (1.1 s of 3.5 s measured), paid by
 every server, most of which are never called over MCP.
@@ -16,12 +23,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from http import HTTPStatus
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 import anyio.to_thread
-from starlette.types import ASGIApp, Receive, Scope, Send
+import msgspec
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..settings import Settings
 
@@ -31,6 +40,14 @@ if TYPE_CHECKING:
     from ..memory import Core
 
 PATH = "/mcp"
+# The code of a refusal the SDK answers without an error body, by its status.
+_CODES = {
+    400: "invalid_input",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
 
 
 class McpHttp:
@@ -61,7 +78,7 @@ class McpHttp:
         async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] == "http" and scope["path"] == PATH:
                 mcp = self._app or await self._started()
-                await mcp(scope, receive, send)
+                await mcp(_without_resumption(scope), receive, _json_refusals(send))
             else:
                 await app(scope, receive, send)
 
@@ -105,3 +122,51 @@ class McpHttp:
         async with manager.run():
             task_status.started()
             await anyio.sleep_forever()
+
+
+def _without_resumption(scope: Scope) -> Scope:
+    """The request without ``Last-Event-ID``: no event is kept, so there is nothing to resume."""
+    headers = scope["headers"]
+    if all(name != b"last-event-id" for name, _ in headers):
+        return scope
+    return {**scope, "headers": [(n, v) for n, v in headers if n != b"last-event-id"]}
+
+
+def _json_refusals(send: Send) -> Send:
+    """``send``, with a 4xx that is not JSON held back and answered with the error body (its
+    message the SDK's text)."""
+    held: Message | None = None
+    text = b""
+
+    async def sending(message: Message) -> None:
+        nonlocal held, text
+        if message["type"] == "http.response.start" and _plain_refusal(message):
+            held = message
+            return
+        if held is None or message["type"] != "http.response.body":
+            await send(message)
+            return
+        text += message.get("body", b"")
+        if message.get("more_body", False):
+            return
+        status: int = held["status"]
+        said = text.decode("utf-8", "replace").strip() or HTTPStatus(status).phrase
+        body = msgspec.json.encode(
+            {"error": {"code": _CODES.get(status, "http_error"), "message": said}}
+        )
+        headers = [
+            *((k, v) for k, v in held["headers"] if k not in (b"content-type", b"content-length")),
+            (b"content-type", b"application/json"),
+            (b"content-length", b"%d" % len(body)),
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    return sending
+
+
+def _plain_refusal(start: Message) -> bool:
+    if not 400 <= start["status"] < 500:
+        return False
+    kind = next((v for k, v in start["headers"] if k.lower() == b"content-type"), b"")
+    return not kind.lower().startswith(b"application/json")

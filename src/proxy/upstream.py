@@ -118,9 +118,10 @@ class Upstream:
         ``headers`` are the client's content headers; the upstream's key is this server's."""
         client = self._http()
         url = f"{self.base_url}/{path}" + (f"?{query}" if query else "")
-        request = client.build_request(
-            method, url, content=body or None, headers={**self._headers, **headers}
-        )
+        # The client's headers come decoded one character a byte (ASGI's latin-1): encoded
+        # back the same way they go as they came; httpx's ASCII failed on any other byte (a 500).
+        sent = httpx.Headers({**self._headers, **headers}, encoding="latin-1")
+        request = client.build_request(method, url, content=body or None, headers=sent)
         try:
             return await client.send(request, stream=True)
         except httpx.HTTPError as exc:
