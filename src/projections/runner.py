@@ -41,7 +41,8 @@ class ProjectionRunner:
     def __init__(self, log: EventLog, projections: Sequence[Projection]) -> None:
         self._log = log
         self._projections = list(projections)
-        self._lock = threading.Lock()
+        # Reentrant: a search held still throughout reads inside its own holds.
+        self._lock = threading.RLock()
 
     def catch_up(self, progress: Progress | None = None) -> int:
         """Apply everything the log holds; return the seq every projection has reached.

@@ -173,3 +173,44 @@ def test_a_second_word_on_a_recall_counts_no_more_after_a_restart(tmp_path: Path
     report = run_history(data_dir, program)
     wrong = [(t.seq, t.reasons[:2]) for t in report.traces if t.status != "exact"]
     assert not wrong, wrong
+
+
+def test_traces_replay_exactly_while_writes_land_beside_the_recalls(tmp_path: Path) -> None:
+    """A write applied between two of a ranking's reads (its candidates, then their rows and
+    links, then trust) would leave the trace matching no position of the log: each recall
+    reads one state, and names it."""
+    people = ["Ana", "Ben", "Cai", "Dee", "Eli", "Fay"]
+    things = ["garden", "violin", "kayak", "novel", "bakery", "chess", "pottery", "hiking"]
+    facts = [
+        f"{who} spends {day} afternoons on {what} with {other}"
+        for n, (who, what) in enumerate((w, t) for w in people for t in things)
+        for day, other in [(["Monday", "Friday", "Sunday"][n % 3], people[(n + 1) % 6])]
+    ]
+    runtime = opened(tmp_path / "data")
+    try:
+        runtime.core.writes.write("home", [NewMemory(content=f) for f in facts[:16]], USER)
+
+        def write(k: int) -> None:
+            for fact in facts[16 + k :: 3]:
+                runtime.core.writes.write("home", [NewMemory(content=fact)], USER)
+
+        def ask(k: int) -> None:
+            for n in range(12):
+                who, what = people[(k + n) % 6], things[(k * 3 + n) % 8]
+                recall_and_say(runtime, AGENTS[k % 3], f"what does {who} do {what}", "used", n)
+
+        threads = [threading.Thread(target=write, args=(k,)) for k in range(3)]
+        threads += [threading.Thread(target=ask, args=(k,)) for k in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        runtime.core.recall.settle()
+        report = check_traces(
+            runtime.log, runtime.sealer, runtime.core.embedder, tmp_path / "data" / "scratch"
+        )
+    finally:
+        runtime.close()
+    assert report.checked == 48
+    wrong = [(t.seq, t.reasons[:2]) for t in report.traces if t.status != "exact"]
+    assert not wrong, wrong

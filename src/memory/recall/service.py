@@ -14,7 +14,7 @@ import contextlib
 import threading
 import time
 import uuid
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future
 
@@ -52,6 +52,7 @@ from .ranking import (
     recency_weight,
 )
 from .stages import (
+    Changing,
     Judge,
     Ranked,
     Stopwatch,
@@ -85,9 +86,12 @@ class Recall:
         hidden: Callable[[str | None], AbstractSet[int]] | None = None,
         hidden_chunks: Callable[[str | None], AbstractSet[int]] | None = None,
         learned: LearnedStage | None = None,
+        watched: Sequence[Changing] = (),
     ) -> None:
         self._trust = trust
         self.learned = learned
+        # The read models a ranking reads, whose changes it counts (``search``).
+        self._watched = tuple(watched)
         # Given by the shell that owns the model (``runtime.py``, a replay): the domain neither
         # finds nor loads it.
         self.reranker = reranker
@@ -149,6 +153,16 @@ class Recall:
             learned=LearnedStage(
                 models.ranker, models.trust, Standing(models.trust, models.oversight.set_aside)
             ),
+            watched=(
+                models.memories,
+                models.vectors,
+                models.fulltext,
+                models.context_fulltext,
+                models.documents,
+                models.document_vectors,
+                models.document_fulltext,
+                models.oversight,
+            ),
         )
 
     def search(
@@ -163,22 +177,34 @@ class Recall:
         pool = request.rerank_pool if request.rerank_pool is not None else self.rerank_pool
         watch = Stopwatch()
         lap = watch.lap
-        view = self._recorder.runner.position()  # what the ranking reads, for a replay to fold to
-        for projection in (self._fulltext, self._context_fulltext, self._document_fulltext):
-            projection.index.forget_searched_seq()
         query = self._embedder.embed_queries([request.q])[0]
         lap("embed")
-        families: list[Ranked] = []
         judge = None if reranker is None else Judge(reranker, request.q, pool, watch)
         recall_id = f"trc_{uuid.uuid4().hex}"
-        if request.mode in ("memories", "hybrid"):
-            families.append(
-                self._memories_ranked(
-                    request, query, lap, judge, recall_id, actor.agent_id, watch.apart
-                )
-            )
-        if request.mode in ("documents", "hybrid"):
-            families.append(self._document_recall.ranked(request, query, lap, judge))
+        runner = self._recorder.runner
+        # A ranking reads several read models one after the other, and a write applied
+        # between two of those reads would leave the trace matching no position of the log.
+        # So the first try reads beside writes and counts the batches that changed what it
+        # reads; if any did, the second reads with the projections held still throughout
+        # (writes wait for it to end), which no write can come between.
+        for still in (False, True):
+            with runner.holding() if still else contextlib.nullcontext():
+                with runner.holding() as view:  # the ranking reads at least this
+                    before = self._changes(request)
+                for projection in (self._fulltext, self._context_fulltext, self._document_fulltext):
+                    projection.index.forget_searched_seq()
+                families: list[Ranked] = []
+                if request.mode in ("memories", "hybrid"):
+                    families.append(
+                        self._memories_ranked(
+                            request, query, lap, judge, recall_id, actor.agent_id, watch.apart
+                        )
+                    )
+                if request.mode in ("documents", "hybrid"):
+                    families.append(self._document_recall.ranked(request, query, lap, judge))
+                with runner.holding():
+                    if self._changes(request) == before:
+                        break
         hits = interleave([f.hits for f in families], lambda hit: hit.score)[: request.limit]
         lap("fuse")
         served = {hit.trace_id for hit in hits}
@@ -236,6 +262,14 @@ class Recall:
         # The trace is in the projections as soon as it is answered.
         seq = self._recorder.record(drafts).seqs[0]
         return RecallResult(trace_id=recall_id, hits=hits, seq=seq)
+
+    def _changes(self, request: RecallRequest) -> int:
+        """The batches folded so far into the read models a ranking reads (and trust, where a
+        floor on it filters the candidates)."""
+        counted = sum(p.folded_batches for p in self._watched)
+        if request.min_trust is not None and self._trust is not None:
+            counted += self._trust.folded_batches
+        return counted
 
     def settle(self) -> None:
         """Wait until every recall event answered ahead of its commit is durable, and apply
@@ -355,7 +389,10 @@ class Recall:
         by_label = {f.label: f for f in fused}
         rows = self._memories.by_row_ids(served)
         if carried is None:
-            carried = self._carried([rows[r].version_id for r in served if r in rows])
+            # Trust moves with every use said of a recall: read with the projections held
+            # still, at the seq the trace names.
+            with self._recorder.runner.holding() as view:
+                carried = self._carried([rows[r].version_id for r in served if r in rows])
         newer_of: dict[int, list[int]] = {}
         for newer, older in links:
             newer_of.setdefault(older, []).append(newer)
