@@ -312,7 +312,8 @@ class Turns:
             self._idled(conn)
         finally:
             with self._guard:
-                del self._turns[turn.key]
+                if self._turns.get(turn.key) is turn:
+                    del self._turns[turn.key]
                 self._guard.notify_all()
 
     def _idled(self, conn: Conn) -> None:
@@ -325,14 +326,17 @@ class Turns:
 
     def _lost_shared(self) -> None:
         """The shared connection broke (held under ``_on_shared``): its locks went with it, so
-        its turns admit no one more; the next turn reconnects."""
+        its turns admit no one more, and those idle end now; the next turn reconnects."""
         conn, self._shared = self._shared, None
         if conn is not None:
             conn.close()
         with self._guard:
-            for turn in self._turns.values():
+            for turn in list(self._turns.values()):
                 if turn.conn is conn:
                     turn.lost = True
+                    if turn.idle_since is not None and not turn.ending:
+                        del self._turns[turn.key]  # nothing to unlock
+            self._guard.notify_all()
 
     def _opened(self) -> Conn:
         conn = self._connect()
