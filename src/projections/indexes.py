@@ -217,8 +217,6 @@ class VectorProjection:
         self._unsaved = 0
         self._saved_at = time.monotonic()
         self._saving: Future[None] | None = None  # the periodic save under way, if any
-        # Moves when an apply changed what a search finds (``SqliteProjection`` says why).
-        self.folded_batches = 0
 
     def last_seq(self) -> int:
         return self._applied
@@ -227,14 +225,12 @@ class VectorProjection:
         labels: list[int] = []
         vectors: list[np.ndarray] = []
         erased = False
-        changed = self.folded_batches
         for stored in records:
             event = stored.record.event
             if isinstance(event, EmbedderPinned | ReembedStarted):
                 self._flush(labels, vectors)
                 if isinstance(event, ReembedStarted) and event.digest == self._digest:
                     self.index.rebuild([])  # what it held was another embedder's
-                    self.folded_batches = changed + 1
                 self._in_force = event.digest
                 continue
             if isinstance(event, VectorsReembedded):
@@ -251,7 +247,6 @@ class VectorProjection:
                 # once so the file on disk no longer holds them either.
                 self.index.scrub(self._source.erased(event))
                 erased = True
-                self.folded_batches = changed + 1
                 continue
             for entry in self._source.entries(stored):
                 if entry.vector:
@@ -273,7 +268,6 @@ class VectorProjection:
     def _flush(self, labels: list[int], vectors: list[np.ndarray]) -> None:
         if labels:
             self.index.add(labels, np.stack(vectors))
-            self.folded_batches += 1
             labels.clear()
             vectors.clear()
 
@@ -296,7 +290,6 @@ class VectorProjection:
             path.unlink(missing_ok=True)
         self.index = VectorIndex(self._path, self._dimension)
         self._applied = 0
-        self.folded_batches += 1
 
     def close(self) -> None:
         self._settle()
@@ -328,8 +321,6 @@ class FullTextProjection:
         self._background = background
         self.index = FullTextIndex(directory, background=background)
         self._applied = self.index.last_seq
-        # Moves when an apply changed what a search finds (``SqliteProjection`` says why).
-        self.folded_batches = 0
 
     def last_seq(self) -> int:
         return self._applied
@@ -365,8 +356,6 @@ class FullTextProjection:
             self.index.add(docs, seq=records[-1].seq)
         else:
             self.index.advance(records[-1].seq)
-        if docs or any(isinstance(r.record.event, SubjectErased) for r in records):
-            self.folded_batches += 1
         self._applied = records[-1].seq
 
     def _purge(self, labels: list[int], seq: int, containers: set[str | None]) -> None:
@@ -378,7 +367,6 @@ class FullTextProjection:
         shutil.rmtree(self._directory, ignore_errors=True)
         self.index = FullTextIndex(self._directory, background=self._background)
         self._applied = 0
-        self.folded_batches += 1
 
     def close(self) -> None:
         self.index.close()

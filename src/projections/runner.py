@@ -7,12 +7,12 @@ stopped; ``rebuild`` wipes it and replays from the first record. The write path 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Protocol
 
 from ..eventlog import EventLog, StoredRecord
+from .rwlock import ReadWriteLock
 
 _BATCH = 512
 
@@ -41,8 +41,8 @@ class ProjectionRunner:
     def __init__(self, log: EventLog, projections: Sequence[Projection]) -> None:
         self._log = log
         self._projections = list(projections)
-        # Reentrant: a search held still throughout reads inside its own holds.
-        self._lock = threading.RLock()
+        # Searches share it (``holding``); applying takes it alone.
+        self._lock = ReadWriteLock()
 
     def catch_up(self, progress: Progress | None = None) -> int:
         """Apply everything the log holds; return the seq every projection has reached.
@@ -59,7 +59,7 @@ class ProjectionRunner:
         """Apply the log up to ``seq``. ``appended`` are records the caller just appended, as
         the log returned them: when they are exactly what is missing, they are folded as they
         are instead of being read back and decoded (the write path's case)."""
-        with self._lock:
+        with self._lock.writing():
             start = min((p.last_seq() for p in self._projections), default=seq) + 1
             total = max(seq - start + 1, 0)
             batch: list[StoredRecord] = []
@@ -99,18 +99,19 @@ class ProjectionRunner:
     def holding(self) -> Iterator[int]:
         """Keep every projection where it stands while the caller reads several of them, and
         give the seq they stand at: what is read inside is the fold of the log up to it, the
-        same for each (a batch is applied to all projections or to none)."""
-        with self._lock:
+        same for each (a batch is applied to all projections or to none). Readers hold it
+        together; a batch waits for them to leave (``rwlock.py``)."""
+        with self._lock.reading():
             yield self.position()
 
     def rebuild(self, progress: Progress | None = None) -> int:
-        with self._lock:
+        with self._lock.writing():
             for projection in self._projections:
                 projection.reset()
         return self.catch_up(progress)
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock.writing():
             for projection in self._projections:
                 projection.close()
 

@@ -65,9 +65,6 @@ class SqliteProjection:
     def __init__(self, path: Path) -> None:
         self._path = path
         self._lock = threading.RLock()
-        # Batches that folded an event of ``folds``: a reader that sees it unchanged across
-        # its reads read one state (``Recall.search``).
-        self.folded_batches = 0
         self._conn = self._open()
 
     def _open(self) -> sqlite3.Connection:
@@ -118,7 +115,6 @@ class SqliteProjection:
                     self._store_seq(seq)
                 self._conn.execute("COMMIT")
                 self._last_seq = seq
-                self.folded_batches += 1
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 self._rolled_back()
@@ -149,7 +145,6 @@ class SqliteProjection:
             self._conn.close()
             _delete_files(self._path)
             self._conn = self._open()
-            self.folded_batches += 1
             self._committed()
 
     def close(self) -> None:

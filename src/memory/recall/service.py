@@ -14,7 +14,7 @@ import contextlib
 import threading
 import time
 import uuid
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future
 
@@ -52,7 +52,6 @@ from .ranking import (
     recency_weight,
 )
 from .stages import (
-    Changing,
     Judge,
     Ranked,
     Stopwatch,
@@ -86,12 +85,9 @@ class Recall:
         hidden: Callable[[str | None], AbstractSet[int]] | None = None,
         hidden_chunks: Callable[[str | None], AbstractSet[int]] | None = None,
         learned: LearnedStage | None = None,
-        watched: Sequence[Changing] = (),
     ) -> None:
         self._trust = trust
         self.learned = learned
-        # The read models a ranking reads, whose changes it counts (``search``).
-        self._watched = tuple(watched)
         # Given by the shell that owns the model (``runtime.py``, a replay): the domain neither
         # finds nor loads it.
         self.reranker = reranker
@@ -153,16 +149,6 @@ class Recall:
             learned=LearnedStage(
                 models.ranker, models.trust, Standing(models.trust, models.oversight.set_aside)
             ),
-            watched=(
-                models.memories,
-                models.vectors,
-                models.fulltext,
-                models.context_fulltext,
-                models.documents,
-                models.document_vectors,
-                models.document_fulltext,
-                models.oversight,
-            ),
         )
 
     def search(
@@ -181,30 +167,21 @@ class Recall:
         lap("embed")
         judge = None if reranker is None else Judge(reranker, request.q, pool, watch)
         recall_id = f"trc_{uuid.uuid4().hex}"
-        runner = self._recorder.runner
-        # A ranking reads several read models one after the other, and a write applied
-        # between two of those reads would leave the trace matching no position of the log.
-        # So the first try reads beside writes and counts the batches that changed what it
-        # reads; if any did, the second reads with the projections held still throughout
-        # (writes wait for it to end), which no write can come between.
-        for still in (False, True):
-            with runner.holding() if still else contextlib.nullcontext():
-                with runner.holding() as view:  # the ranking reads at least this
-                    before = self._changes(request)
-                for projection in (self._fulltext, self._context_fulltext, self._document_fulltext):
-                    projection.index.forget_searched_seq()
-                families: list[Ranked] = []
-                if request.mode in ("memories", "hybrid"):
-                    families.append(
-                        self._memories_ranked(
-                            request, query, lap, judge, recall_id, actor.agent_id, watch.apart
-                        )
+        # A ranking reads several read models one after another, and a batch applied between
+        # two of those reads would leave the trace matching no position of the log: it reads
+        # them all in one hold, which no batch is applied during (others' searches share it).
+        with self._recorder.runner.holding() as view:  # the seq a replay folds to
+            for projection in (self._fulltext, self._context_fulltext, self._document_fulltext):
+                projection.index.forget_searched_seq()
+            families: list[Ranked] = []
+            if request.mode in ("memories", "hybrid"):
+                families.append(
+                    self._memories_ranked(
+                        request, query, lap, judge, recall_id, actor.agent_id, watch.apart
                     )
-                if request.mode in ("documents", "hybrid"):
-                    families.append(self._document_recall.ranked(request, query, lap, judge))
-                with runner.holding():
-                    if self._changes(request) == before:
-                        break
+                )
+            if request.mode in ("documents", "hybrid"):
+                families.append(self._document_recall.ranked(request, query, lap, judge))
         hits = interleave([f.hits for f in families], lambda hit: hit.score)[: request.limit]
         lap("fuse")
         served = {hit.trace_id for hit in hits}
@@ -221,7 +198,7 @@ class Recall:
             query=self._sealer.seal_text(container_subject(request.container_tag or ""), request.q),
             embedder=self._embedder.identity.describe(),
             query_vector_digest=vector_digest(query),
-            view_seq=ranked.view if ranked is not None and ranked.view is not None else view,
+            view_seq=view,
             # The full-text indexes' disk/tail boundaries decide BM25 scores: a replay
             # commits its indexes where these searches found them.
             index_seqs={
@@ -262,14 +239,6 @@ class Recall:
         # The trace is in the projections as soon as it is answered.
         seq = self._recorder.record(drafts).seqs[0]
         return RecallResult(trace_id=recall_id, hits=hits, seq=seq)
-
-    def _changes(self, request: RecallRequest) -> int:
-        """The batches folded so far into the read models a ranking reads (and trust, where a
-        floor on it filters the candidates)."""
-        counted = sum(p.folded_batches for p in self._watched)
-        if request.min_trust is not None and self._trust is not None:
-            counted += self._trust.folded_batches
-        return counted
 
     def settle(self) -> None:
         """Wait until every recall event answered ahead of its commit is durable, and apply
@@ -362,16 +331,11 @@ class Recall:
         carried: dict[str, Carried] | None = None
         tag = request.container_tag
         stage = self.learned if request.learned and tag is not None else None
-        view: int | None = None
         if stage is not None and tag is not None and stage.runs(tag, request.as_ranked):
-            # Timed on its own, out of the lap it runs in. Feedback lands while recalls run,
-            # and moves the records, the trust and the standing the stage reads: they are read
-            # with the projections held still, and the trace names the seq they stood at, so
-            # a replay folds to exactly what was read.
-            with apart("learned"), self._recorder.runner.holding() as view:
-                # What the head's versions carry, read once: the stage weighs their writers'
-                # trust, and what it serves (from its head) is shown with it.
-                carried = self._carried([stamps[r][0] for r in order[: stage.head(request.limit)]])
+            # What the head's versions carry, read once: the stage weighs their writers'
+            # trust, and what it serves (from its head) is shown with it.
+            carried = self._carried([stamps[r][0] for r in order[: stage.head(request.limit)]])
+            with apart("learned"):  # timed on its own, out of the lap it runs in
                 learned = stage.apply(
                     order=order,
                     candidates=candidates,
@@ -389,10 +353,7 @@ class Recall:
         by_label = {f.label: f for f in fused}
         rows = self._memories.by_row_ids(served)
         if carried is None:
-            # Trust moves with every use said of a recall: read with the projections held
-            # still, at the seq the trace names.
-            with self._recorder.runner.holding() as view:
-                carried = self._carried([rows[r].version_id for r in served if r in rows])
+            carried = self._carried([rows[r].version_id for r in served if r in rows])
         newer_of: dict[int, list[int]] = {}
         for newer, older in links:
             newer_of.setdefault(older, []).append(newer)
@@ -406,7 +367,6 @@ class Recall:
             ),
             ranker=None if learned is None else learned.digest,
             explore=None if learned is None else learned.explore,
-            view=view,
             candidates=[candidates[f.label] for f in fused],
             hits=[
                 Hit(

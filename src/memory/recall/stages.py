@@ -9,7 +9,6 @@ import hashlib
 import time
 from collections.abc import Callable, Hashable, Iterator
 from collections.abc import Set as AbstractSet
-from typing import Protocol
 
 import msgspec
 import numpy as np
@@ -33,15 +32,6 @@ class Ranked(msgspec.Struct, kw_only=True):
     learned: LearnedRanking | None = None
     ranker: str | None = None  # the digest of the model that reordered it
     explore: int | None = None  # the position it swapped with the next
-    # The seq the learned stage's reads stood at (the ranker's records, trust, who is set
-    # aside), when it ran: the position a replay folds to.
-    view: int | None = None
-
-
-class Changing(Protocol):
-    """A read model whose changes a search counts (``Recall.search``)."""
-
-    folded_batches: int
 
 
 class Stopwatch:
@@ -76,19 +66,14 @@ class Judge:
         self.query = query
         self.pool = pool
         self._watch = watch
-        # A pair's score depends on that pair alone (one pair per model run): a second try
-        # of the same search (``Recall.search``) scores only the texts it had not.
-        self._scored: dict[str, float] = {}
 
     def rerank(self, order: list[int], texts: dict[int, str]) -> Reranked:
         """``order`` with the first ``pool`` labels that have a text (``texts``) in the
         cross-encoder's order, timed as the ``rerank`` stage."""
         head = [label for label in order[: self.pool] if label in texts]
-        fresh = list(dict.fromkeys(t for label in head if (t := texts[label]) not in self._scored))
         with self._watch.apart("rerank"):
-            scores = self.reranker.score(self.query, fresh)
-        self._scored.update(zip(fresh, scores, strict=True))
-        return rerank(order, {label: self._scored[texts[label]] for label in head})
+            scores = self.reranker.score(self.query, [texts[label] for label in head])
+        return rerank(order, dict(zip(head, scores, strict=True)))
 
 
 def searched_seq(index: FullTextIndex) -> int:
