@@ -42,13 +42,32 @@ The sources and how each pair is built:
   contradiction_cases.json``): seven ``correction`` cases, ``initial_fact`` then
   ``contradicting_fact`` and ``query``. The file marks them synthetic: written by memtrust's
   authors, not by users.
+- ``sgd`` (the Schema-Guided Dialogue dataset, Rastogi et al., AAAI 2020; CC BY-SA 4.0; its
+  git directory or checkout at ``--sgd``): ``correction`` pairs where the user changes a value
+  they had given. In one dialogue and one service, a user turn informs a slot (an ``INFORM``
+  act) with a value written in its utterance, and a later user turn informs the same slot with
+  another value, also written in its utterance, which the dialogue state then holds in place of
+  the first. ``older`` and ``newer`` are the two utterances verbatim; the first change of each
+  (dialogue, service, slot) counts, and one pair at most per dialogue, so pairs are independent.
+  Left out: an utterance under four words, a yes/no/"dontcare" value or a slot of true/false
+  values, and an older utterance that already holds the newer value (outside the older one).
+  ``question`` is templated from the schema's description of the slot ("Number of seats to
+  reserve at the restaurant" -> "What is the number of seats to reserve at the restaurant?"),
+  while both texts are the crowd workers' own words: SGD's utterances are crowd-written
+  paraphrases of simulated dialogue outlines, real human wording of structured tasks (booking,
+  searching), the change said outright or as a new search. The ``train/`` files are read in
+  name order (a file that cannot be read, as in a mirror without its largest files, is passed
+  over) until 600 pairs, at most 40 a service, so that many domains appear; the split is by
+  dialogue.
 
 ``<data>`` is ``--data`` (default ``/work/shared/bench-data``); a source whose file is absent is
-skipped and said so. Prints per source and split how many pairs of each kind it gave, and
-writes them all as one JSON list to ``--out`` (default ``/tmp/third_party_pairs.json``: the
-pairs hold third-party text and stay outside the repository).
+skipped and said so, as is ``sgd`` when ``--sgd`` is neither a checkout of SGD (with
+``train/dialogues_001.json``) nor its git directory (read through ``git show HEAD:...``).
+Prints per source and split how many pairs of each kind it gave, and writes them all as one JSON
+list to ``--out`` (default ``/tmp/third_party_pairs.json``: the pairs hold third-party text and
+stay outside the repository).
 
-    .venv/bin/python bench/third_party_pairs.py [--data DIR] [--out FILE] [--json]
+    .venv/bin/python bench/third_party_pairs.py [--data DIR] [--sgd PATH] [--out FILE] [--json]
 """
 
 from __future__ import annotations
@@ -57,11 +76,13 @@ import argparse
 import hashlib
 import json
 import re
+import subprocess
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -286,6 +307,168 @@ def memtrust(data: Path) -> list[Pair] | None:
     ]
 
 
+# --- Schema-Guided Dialogue -------------------------------------------------------------------
+
+SGD_LICENCE = "CC BY-SA 4.0 (Schema-Guided Dialogue, Rastogi et al. 2020)"
+DEFAULT_SGD = Path("/work/.mirror/google-research-datasets+dstc8-schema-guided-dialogue/repo")
+SGD_PAIRS = 600
+SGD_PER_SERVICE = 40
+SGD_MIN_WORDS = 4
+_SGD_NOT_A_VALUE = {"true", "false", "yes", "no", "dontcare"}
+
+
+def _sgd_read(root: Path, name: str) -> str | None:
+    """The text of ``name`` (``train/schema.json``, say) in a checkout of SGD, or in its git
+    directory at ``HEAD``; None when it cannot be read (a mirror may lack its largest files)."""
+    if (root / "train" / "dialogues_001.json").exists():
+        path = root / name
+        return path.read_text() if path.exists() else None
+    shown = _git(root, "show", f"HEAD:{name}")
+    return shown.decode() if shown is not None else None
+
+
+def _git(root: Path, *args: str) -> bytes | None:
+    """The output of ``git --git-dir=root args``; None when git or the directory fails."""
+    try:
+        done = subprocess.run(["git", f"--git-dir={root}", *args], capture_output=True, check=False)
+    except OSError:
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _sgd_dialogue_files(root: Path) -> list[str]:
+    """``train/dialogues_NNN.json`` in name order, read from the checkout or the git tree."""
+    if (root / "train" / "dialogues_001.json").exists():
+        return sorted(f"train/{p.name}" for p in (root / "train").glob("dialogues_*.json"))
+    listed = _git(root, "ls-tree", "--name-only", "HEAD", "train/")
+    names = listed.decode().split() if listed is not None else []
+    return sorted(n for n in names if re.fullmatch(r"train/dialogues_\d+\.json", n))
+
+
+def sgd_question(description: str) -> str:
+    """A schema's slot description as the question a user asks about the request: "Number of
+    seats to reserve at the restaurant" -> "What is the number of seats to reserve at the
+    restaurant?" (the first letter lower-cased unless the first word is an acronym, a trailing
+    period and a leading "The" dropped)."""
+    text = description.strip().rstrip(".").strip()
+    first, _, rest = text.partition(" ")
+    if not (len(first) > 1 and first.isupper()):
+        first = first[:1].lower() + first[1:]
+    text = f"{first} {rest}".rstrip()
+    text = text.removeprefix("the ")
+    return f"What is the {text}?"
+
+
+def _said(value: str, utterance: str) -> bool:
+    """``value`` in ``utterance`` word for word, case aside."""
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", utterance, re.IGNORECASE) is not None
+
+
+def _sgd_informed(
+    turn: dict[str, Any], slots: dict[str, dict[str, Any]]
+) -> Iterator[tuple[str, str, str]]:
+    """(service, slot, value) the user informs in ``turn``, each value in its utterance, none
+    a yes/no or "dontcare" nor of a true/false slot."""
+    for frame in turn["frames"]:
+        service = slots.get(frame["service"], {})
+        for action in frame["actions"]:
+            if action["act"] != "INFORM" or action["slot"] not in service:
+                continue
+            slot = service[action["slot"]]
+            if {v.lower() for v in slot["possible_values"]} & {"true", "false"}:
+                continue
+            for value in action["values"]:
+                if value.lower() not in _SGD_NOT_A_VALUE and _said(value, turn["utterance"]):
+                    yield frame["service"], action["slot"], value
+                    break
+
+
+def _sgd_state(turn: dict[str, Any], service: str, slot: str) -> set[str]:
+    """The values the dialogue state holds for ``slot`` after ``turn``, lower-cased."""
+    for frame in turn["frames"]:
+        if frame["service"] == service:
+            return {v.lower() for v in frame.get("state", {}).get("slot_values", {}).get(slot, [])}
+    return set()
+
+
+def _sgd_change(
+    dialogue: dict[str, Any], slots: dict[str, dict[str, Any]], full: set[str]
+) -> tuple[str, str, str, str, str] | None:
+    """(service, slot, older, newer, description) of the first change of a value by the user in
+    ``dialogue``, in a service not in ``full``: the first of each (service, slot), and only one
+    whose texts are long enough and whose older text does not already hold the newer value (outside
+    the older value: "Premium Economy" does not hold "Economy")."""
+    said: dict[tuple[str, str], tuple[str, str]] = {}  # (service, slot) -> (value, utterance)
+    changed: set[tuple[str, str]] = set()
+    for turn in dialogue["turns"]:
+        if turn["speaker"] != "USER":
+            continue
+        for service, slot, value in _sgd_informed(turn, slots):
+            key = (service, slot)
+            if key in changed:
+                continue
+            if key not in said:
+                said[key] = (value, turn["utterance"])
+                continue
+            old, older = said[key]
+            if value.lower() == old.lower():
+                continue
+            state = _sgd_state(turn, service, slot)
+            if value.lower() not in state or old.lower() in state:
+                continue
+            changed.add(key)
+            newer = turn["utterance"]
+            if (
+                service in full
+                or min(len(older.split()), len(newer.split())) < SGD_MIN_WORDS
+                or _said(value, re.sub(re.escape(old), " ", older, flags=re.IGNORECASE))
+            ):
+                continue
+            return service, slot, older, newer, slots[service][slot]["description"]
+    return None
+
+
+def sgd(data: Path, root: Path = DEFAULT_SGD) -> list[Pair] | None:
+    """``root``: SGD's checkout or git directory (``--sgd``); ``data`` is not read."""
+    schema = _sgd_read(root, "train/schema.json")
+    if schema is None:
+        return None
+    slots = {s["service_name"]: {x["name"]: x for x in s["slots"]} for s in json.loads(schema)}
+    source = "sgd"
+    pairs: list[Pair] = []
+    per_service: Counter[str] = Counter()
+    for name in _sgd_dialogue_files(root):
+        if len(pairs) >= SGD_PAIRS:
+            break
+        text = _sgd_read(root, name)
+        if text is None:
+            continue
+        for dialogue in json.loads(text):
+            full = {s for s, n in per_service.items() if n >= SGD_PER_SERVICE}
+            change = _sgd_change(dialogue, slots, full)
+            if change is None:
+                continue
+            service, slot, older, newer, description = change
+            per_service[service] += 1
+            item = dialogue["dialogue_id"]
+            pairs.append(
+                Pair(
+                    f"{source}:{item}:{service}:{slot}",
+                    source,
+                    SGD_LICENCE,
+                    split_of(source, item),
+                    "correction",
+                    older,
+                    newer,
+                    sgd_question(description),
+                    "newer",
+                )
+            )
+            if len(pairs) >= SGD_PAIRS:
+                break
+    return pairs or None
+
+
 # --- all of them ------------------------------------------------------------------------------
 
 SOURCES: dict[str, Callable[[Path], list[Pair] | None]] = {
@@ -293,14 +476,17 @@ SOURCES: dict[str, Callable[[Path], list[Pair] | None]] = {
     "longmemeval-multi": longmemeval_multi,
     "locomo-singlehop": locomo_singlehop,
     "memtrust": memtrust,
+    "sgd": sgd,
 }
 
 
-def build(data: Path) -> tuple[list[Pair], list[str]]:
+def build(
+    data: Path, sources: Mapping[str, Callable[[Path], list[Pair] | None]] = SOURCES
+) -> tuple[list[Pair], list[str]]:
     """Every pair of every source found, and the sources that were not."""
     pairs: list[Pair] = []
     missing = []
-    for name, make in SOURCES.items():
+    for name, make in sources.items():
         made = make(data)
         if made is None:
             missing.append(name)
@@ -323,10 +509,10 @@ def counts(pairs: list[Pair]) -> dict[str, dict[str, int]]:
 
 def render(table: dict[str, dict[str, int]], missing: list[str], out: Path) -> Iterator[str]:
     columns = [f"{k} {s}" for k in KINDS for s in SPLITS]
-    yield f"{'source':<20}" + "".join(f"{c:>17}" for c in columns)
+    yield f"{'source':<20}" + "".join(f"{c:>20}" for c in columns)
     for source, row in table.items():
-        yield f"{source:<20}" + "".join(f"{row[c]:>17}" for c in columns)
-    yield f"{'all':<20}" + "".join(f"{sum(r[c] for r in table.values()):>17}" for c in columns)
+        yield f"{source:<20}" + "".join(f"{row[c]:>20}" for c in columns)
+    yield f"{'all':<20}" + "".join(f"{sum(r[c] for r in table.values()):>20}" for c in columns)
     for name in missing:
         yield f"{name}: its data was not found, skipped"
     yield f"written to {out}"
@@ -335,10 +521,11 @@ def render(table: dict[str, dict[str, int]], missing: list[str], out: Path) -> I
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the bench-data folder")
+    parser.add_argument("--sgd", type=Path, default=DEFAULT_SGD, help="SGD's checkout or git dir")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the JSON file written")
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
     args = parser.parse_args(argv)
-    pairs, missing = build(args.data)
+    pairs, missing = build(args.data, {**SOURCES, "sgd": partial(sgd, root=args.sgd)})
     args.out.write_text(json.dumps([asdict(p) for p in pairs], indent=1, ensure_ascii=False))
     table = counts(pairs)
     if args.json:
