@@ -59,15 +59,35 @@ The sources and how each pair is built:
   name order (a file that cannot be read, as in a mirror without its largest files, is passed
   over) until 600 pairs, at most 40 a service, so that many domains appear; the split is by
   dialogue.
+- ``beam-ku`` (BEAM, Tavakoli et al. 2025, "Beyond a Million Tokens"; its repository
+  mohammadtavakoli78/BEAM states no licence, so: evaluation only, nothing copied; its git
+  directory or checkout at ``--beam``): ``correction`` pairs from the ``knowledge_update``
+  probing questions of its 100 conversations (``chats/<size>/<n>/probing_questions/
+  probing_questions.json``, two a conversation). Each question names in
+  ``conversation_references`` the two statements of the conversation's plan that it rests on:
+  the first gave a value ("Zotero library now contains 45 sources"), the second changed it ("The
+  Zotero library now includes 52 sources"); these are ``older`` and ``newer``, and ``question``
+  is the benchmark's own. The statements are the facts the simulated user states in the
+  conversation, in the plan's short wording, all of it written by the benchmark's LLM pipeline
+  (synthetic, as memtrust's), not the user's chat turns; the plan's label before a statement
+  ("Financial & Budget Labels:Budgeting:", "Information Update:": capitalised words and a colon,
+  a capital letter after) is dropped, for a user does not say it and "Information Update" would
+  tell which text is the newer. Kept only where the data itself shows a change of one value: a
+  number of ``older`` that the question's ``potential_confusion`` (what a reader might wrongly
+  recall) also names and the ``answer`` does not, and a number of the ``answer`` that ``newer``
+  holds and ``older`` does not (the plan sometimes cites, as the original, a statement about
+  something else). The split is by conversation.
 
 ``<data>`` is ``--data`` (default ``/work/shared/bench-data``); a source whose file is absent is
 skipped and said so, as is ``sgd`` when ``--sgd`` is neither a checkout of SGD (with
-``train/dialogues_001.json``) nor its git directory (read through ``git show HEAD:...``).
+``train/dialogues_001.json``) nor its git directory (read through ``git show HEAD:...``), and
+``beam-ku`` when ``--beam`` is neither a checkout of BEAM (with ``chats/``) nor its git directory.
 Prints per source and split how many pairs of each kind it gave, and writes them all as one JSON
 list to ``--out`` (default ``/tmp/third_party_pairs.json``: the pairs hold third-party text and
 stay outside the repository).
 
-    .venv/bin/python bench/third_party_pairs.py [--data DIR] [--sgd PATH] [--out FILE] [--json]
+    .venv/bin/python bench/third_party_pairs.py [--data DIR] [--sgd PATH] [--beam PATH]
+        [--out FILE] [--json]
 """
 
 from __future__ import annotations
@@ -469,6 +489,92 @@ def sgd(data: Path, root: Path = DEFAULT_SGD) -> list[Pair] | None:
     return pairs or None
 
 
+# --- BEAM -------------------------------------------------------------------------------------
+
+BEAM_LICENCE = (
+    "unstated (BEAM, Tavakoli et al. 2025; no licence in its repository; evaluation only)"
+)
+DEFAULT_BEAM = Path("/work/.mirror/mohammadtavakoli78+BEAM/repo")
+_BEAM_QUESTIONS = re.compile(r"chats/([^/]+)/([^/]+)/probing_questions/probing_questions\.json")
+_LABEL_WORD = r"(?:[A-Z][\w'\u2019/-]*|&|and|of|to|the|for|in)"
+_BEAM_LABEL = re.compile(rf"^[\W_]*(?:{_LABEL_WORD}(?:\s+{_LABEL_WORD}){{0,6}}\s*:\s*(?=[A-Z]))+")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _beam_read(root: Path, name: str) -> str | None:
+    """The text of ``name`` in a checkout of BEAM, or in its git directory at ``HEAD``; None when
+    it cannot be read."""
+    if (root / "chats").is_dir():
+        path = root / name
+        return path.read_text() if path.exists() else None
+    shown = _git(root, "show", f"HEAD:{name}")
+    return shown.decode() if shown is not None else None
+
+
+def _beam_question_files(root: Path) -> list[str]:
+    """Every conversation's ``probing_questions.json``, in name order."""
+    if (root / "chats").is_dir():
+        names = [p.relative_to(root).as_posix() for p in root.glob("chats/**/*.json")]
+    else:
+        listed = _git(root, "ls-tree", "-r", "--name-only", "HEAD", "chats/")
+        names = listed.decode().split() if listed is not None else []
+    return sorted(n for n in names if _BEAM_QUESTIONS.fullmatch(n))
+
+
+def beam_statement(reference: str) -> str:
+    """A statement of BEAM's plan without its labels: "Financial & Budget Labels:Budgeting:
+    Allocated $5,000 ..." -> "Allocated $5,000 ...", "Information Update: The ..." -> "The ..."."""
+    return _BEAM_LABEL.sub("", reference).strip()
+
+
+def _numbers(text: str) -> set[str]:
+    """The numbers written in ``text``, thousands separators dropped ("1,200" -> "1200")."""
+    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+
+
+def beam_change(older: str, newer: str, confusion: str, answer: str) -> bool:
+    """Whether the two statements change one value, as the question's own fields tell: a stale
+    number (in ``older``, named in ``confusion``, not in ``answer``) and a current one (in
+    ``answer`` and ``newer``, not in ``older``)."""
+    stale = _numbers(older) & _numbers(confusion) - _numbers(answer)
+    current = _numbers(answer) & _numbers(newer) - _numbers(older)
+    return bool(stale and current) and older != newer
+
+
+def beam_ku(data: Path, root: Path = DEFAULT_BEAM) -> list[Pair] | None:
+    """``root``: BEAM's checkout or git directory (``--beam``); ``data`` is not read."""
+    source = "beam-ku"
+    pairs: list[Pair] = []
+    for name in _beam_question_files(root):
+        text = _beam_read(root, name)
+        match = _BEAM_QUESTIONS.fullmatch(name)
+        if text is None or match is None:
+            continue
+        item = "/".join(match.groups())
+        for n, question in enumerate(json.loads(text).get("knowledge_update", [])):
+            references = question.get("conversation_references") or []
+            if len(references) != 2:
+                continue
+            older, newer = (beam_statement(r) for r in references)
+            confusion = question.get("potential_confusion") or ""
+            if not beam_change(older, newer, confusion, question["answer"]):
+                continue
+            pairs.append(
+                Pair(
+                    f"{source}:{item}:ku{n}",
+                    source,
+                    BEAM_LICENCE,
+                    split_of(source, item),
+                    "correction",
+                    older,
+                    newer,
+                    question["question"],
+                    "newer",
+                )
+            )
+    return pairs or None
+
+
 # --- all of them ------------------------------------------------------------------------------
 
 SOURCES: dict[str, Callable[[Path], list[Pair] | None]] = {
@@ -477,6 +583,7 @@ SOURCES: dict[str, Callable[[Path], list[Pair] | None]] = {
     "locomo-singlehop": locomo_singlehop,
     "memtrust": memtrust,
     "sgd": sgd,
+    "beam-ku": beam_ku,
 }
 
 
@@ -522,10 +629,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the bench-data folder")
     parser.add_argument("--sgd", type=Path, default=DEFAULT_SGD, help="SGD's checkout or git dir")
+    parser.add_argument(
+        "--beam", type=Path, default=DEFAULT_BEAM, help="BEAM's checkout or git dir"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the JSON file written")
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
     args = parser.parse_args(argv)
-    pairs, missing = build(args.data, {**SOURCES, "sgd": partial(sgd, root=args.sgd)})
+    sources: dict[str, Callable[[Path], list[Pair] | None]] = {
+        **SOURCES,
+        "sgd": partial(sgd, root=args.sgd),
+        "beam-ku": partial(beam_ku, root=args.beam),
+    }
+    pairs, missing = build(args.data, sources)
     args.out.write_text(json.dumps([asdict(p) for p in pairs], indent=1, ensure_ascii=False))
     table = counts(pairs)
     if args.json:
