@@ -49,14 +49,24 @@ NEAR_DUPLICATE = 0.9
 # BM25 terms, 3 ranks gave 0.875 and 5 give 0.91 again, recall unchanged.
 AGREED_RANKS = 5
 UPDATE_GAP_NS = 86_400 * 1_000_000_000  # one day: statements of one conversation keep their order
+# ...unless both are single statements of one thing (related in meaning: their cosine reaches
+# the embedder's recall floor): a correction said seconds after what it corrects. Only single
+# statements: two chat turns of one conversation are related by their topic alone
+# (LongMemEval's turns, 64 words at the median: hit@1 0.609 -> 0.445 when they counted). 30
+# words holds the labelled statements (20 at most, tests/data/write_pairs) and 99% of the
+# third-party facts measured (bench/third_party_pairs.py: BEAM, memtrust, SGD); LongMemEval's
+# hit@1 was the same at bounds of 20 to 40.
+STATEMENT_WORDS = 30
 # The version of the ranking rules: the fusion constants above and the full-text analysis. A
 # recall records it, so that a replay by a build that ranks otherwise reports the trace as not
 # verifiable by that build, not as differing. 1 (recorded as no version): equal fusion
 # weights, RRF 10, tantivy's default tokenizer. 2: stemming, stop words and question words,
 # the vector list weighted 0.7, RRF 8, agreed candidates from the top five. 3: diversity among
 # near-duplicates only; a linked newer memory among the candidates placed above the older one
-# served, unless the query names what only the older one names.
-RANKING = 3
+# served, unless the query names what only the older one names. 4: of two agreed single
+# statements related in meaning (the embedder's floor), the newer first however close their dates;
+# when no keyword matched at all, the vector list's top five are the agreed ones.
+RANKING = 4
 POOL = 50  # candidates taken from each index (at least; five times the limit when larger)
 # A memory's keyword score is the BM25 of its content plus this share of the BM25 of its
 # context (what it answers: a reply is found by the words of the question it answers). At 0.5
@@ -186,29 +196,37 @@ def fuse(
 
 
 def agreed_at_top(fused: Sequence[Fused]) -> set[int]:
-    """The candidates both indexes rank in their top ``AGREED_RANKS``."""
+    """The candidates both indexes rank in their top ``AGREED_RANKS``; when no keyword of the
+    query matched any memory, those the vector list ranks there (it is then the only
+    evidence, and every list that found anything agrees)."""
+    keywords = any(f.bm25_rank is not None for f in fused)
     return {
         f.label
         for f in fused
         if f.vector_rank is not None
         and f.vector_rank <= AGREED_RANKS
-        and f.bm25_rank is not None
-        and f.bm25_rank <= AGREED_RANKS
+        and (not keywords or (f.bm25_rank is not None and f.bm25_rank <= AGREED_RANKS))
     }
 
 
 def newer_above_older_among_agreed(
-    order: list[int], agreed: AbstractSet[int], observed: Mapping[int, int]
+    order: list[int],
+    agreed: AbstractSet[int],
+    observed: Mapping[int, int],
+    close: Callable[[int, int], bool] = lambda newer, older: False,
 ) -> list[int]:
     """Among ``agreed`` (the candidates both indexes rank in their top ``AGREED_RANKS``), each
-    one moves just above the first of them placed higher that it is at least ``UPDATE_GAP_NS``
-    newer than.
+    one moves just above the first of them placed higher that it is newer than: by at least
+    ``UPDATE_GAP_NS``, or by any time when the two are ``close`` in meaning.
 
     When the meaning and the words of several memories answer the query best, the newer
     statement is the one to believe: an update ("I have 25 postcards now") above the value it
-    replaces ("I have 10 postcards"), whatever the days between them. Statements of the same
-    day (one conversation) keep their order by relevance. These candidates sit at the very top
-    of the fused list, so what is in the top five rarely changes.
+    replaces ("I have 10 postcards"), whatever the days between them. A correction said
+    seconds later in the same conversation ("sorry, the meeting moved to 3pm") is such an
+    update too, and is as close in meaning to what it corrects as two statements of one fact
+    are; other statements of the same conversation keep their order by relevance. These
+    candidates sit at the very top of the fused list, so what is in the top five rarely
+    changes.
     """
     if len(agreed) < 2:
         return order
@@ -218,7 +236,10 @@ def newer_above_older_among_agreed(
         when = observed[label]
         for place in range(at):
             other = reordered[place]
-            if other in agreed and when - observed[other] >= UPDATE_GAP_NS:
+            if other not in agreed:
+                continue
+            gap = when - observed[other]
+            if gap >= UPDATE_GAP_NS or (gap > 0 and close(label, other)):
                 reordered.insert(place, reordered.pop(at))
                 break
     return reordered
@@ -245,6 +266,11 @@ def linked_newer_first(
         if above < limit and at > above and not apart(newer, older):
             reordered.insert(above, reordered.pop(at))
     return reordered
+
+
+def is_statement(text: str) -> bool:
+    """Whether ``text`` is short enough to be read as one statement (``STATEMENT_WORDS``)."""
+    return len(_NAME_WORD.findall(text)) <= STATEMENT_WORDS
 
 
 def names_in(text: str) -> frozenset[str]:

@@ -46,6 +46,7 @@ from .ranking import (
     agreed_at_top,
     fuse,
     interleave,
+    is_statement,
     linked_newer_first,
     mmr,
     newer_above_older_among_agreed,
@@ -313,7 +314,9 @@ class Recall:
             placed = self._mmr(order[:head], relevance, request.limit, agreed)
             order = placed + order[len(placed) :]
         if request.recency:
-            order = newer_above_older_among_agreed(order, agreed, observed)
+            order = newer_above_older_among_agreed(
+                order, agreed, observed, self._close(agreed, request.q)
+            )
         # Of a served memory that another candidate may update, the newer is placed just
         # above it (at every limit), unless the question names what only the older names:
         # a link is a guess, and must not put another thing's fact first.
@@ -414,17 +417,46 @@ class Recall:
             if (c.trust if (c := carried.get(stamps[r][0])) is not None else prior) < min_trust
         )
 
+    def _close(self, labels: AbstractSet[int], query: str) -> Callable[[int, int], bool]:
+        """Whether the newer of two of ``labels`` may be read as a new statement of the older
+        one's thing: both single statements (``ranking.is_statement``) whose stored vectors
+        are as close as a query must be to a memory served on meaning alone (the floor: only
+        one unrelated pair in ten is), unless the query names what only the older names (it
+        asks of that one's thing, as for links)."""
+        if len(labels) < 2:
+            return lambda newer, older: False
+        rows = self._memories.by_row_ids(sorted(labels))
+        statements = {r: row for r, row in rows.items() if is_statement(row.content or "")}
+        if len(statements) < 2:
+            return lambda newer, older: False
+        ranked = sorted(statements)
+        matrix = self._unit_vectors(ranked)
+        cosines = matrix @ matrix.T
+        at = {label: i for i, label in enumerate(ranked)}
+        apart = asks_of_older(query, statements)
+        return lambda newer, older: (
+            newer in at
+            and older in at
+            and bool(cosines[at[newer], at[older]] >= self._floor)
+            and not apart(newer, older)
+        )
+
     def _mmr(
         self, ranked: list[int], score: dict[int, float], needed: int, keep: AbstractSet[int]
     ) -> list[int]:
         """``ranking.mmr`` over the versions' stored vectors."""
         if len(ranked) < 3:
             return ranked
-        matrix = self._vectors.index.unit_vectors(ranked)
+        matrix = self._unit_vectors(ranked)
+        return mmr(ranked, score, matrix @ matrix.T, needed, keep)
+
+    def _unit_vectors(self, labels: list[int]) -> npt.NDArray[np.float32]:
+        """The stored unit vectors of ``labels``, one row each."""
+        matrix = self._vectors.index.unit_vectors(labels)
         if matrix is None:  # the index is still copying a loaded graph in: read the table
-            stored = dict(self._memories.vectors_of(ranked))
-            matrix = np.zeros((len(ranked), self._vectors.index.dim), dtype=np.float32)
-            for i, r in enumerate(ranked):
+            stored = dict(self._memories.vectors_of(labels))
+            matrix = np.zeros((len(labels), self._vectors.index.dim), dtype=np.float32)
+            for i, r in enumerate(labels):
                 if r in stored:
                     matrix[i] = unit(from_bytes(stored[r]).reshape(1, -1))[0]
-        return mmr(ranked, score, matrix @ matrix.T, needed, keep)
+        return matrix

@@ -1,0 +1,129 @@
+"""Corrections told seconds after what they correct, in one conversation, over a real server:
+however the change is worded, recall serves the newer statement first at every limit, and the
+older one stays stored and served below it (a read-time order, nothing hidden)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from .test_unseen_shapes import (  # noqa: F401 (the fixtures are used by name)
+    FILLERS,
+    LIMITS,
+    fresh_tag,
+    live_ids,
+    position,
+    search,
+    servers,
+    tiered,
+    write,
+    write_fillers,
+)
+
+# (name, older, newer, question): a fact, then the user's correction of it a few seconds later,
+# in the shapes corrections take when nobody chose the words for a rule.
+SAID_AGAIN = [
+    (
+        # The new value is the only rare word; the sentence tells a story.
+        "story",
+        "I go to the gym three times a week.",
+        "My knee gave out at the gym, so these days I swim at the lido instead.",
+        "Where do I go to exercise?",
+    ),
+    (
+        # The old value is named inside the correction, as the thing that is gone.
+        "old-value-inside",
+        "Our team tracks its tickets in Jira.",
+        "We moved our tickets over to Linear, Jira is gone now.",
+        "Where does our team track its tickets?",
+    ),
+    (
+        # One sentence denies the older value and gives the right one.
+        "negate-and-replace",
+        "I live in Boston.",
+        "I don't live in Boston anymore, I live in Denver.",
+        "Where do I live?",
+    ),
+    (
+        # Something given up and something else taken instead, the reason in the same breath.
+        "given-up",
+        "I drink two cups of coffee every morning.",
+        "I gave up coffee in the morning and drink green tea because of my stomach.",
+        "What do I drink in the morning?",
+    ),
+    (
+        # A service switched, no word of change the write rules know.
+        "switched",
+        "My phone plan is with Verizon.",
+        "My phone plan is with T-Mobile since it came out cheaper.",
+        "Who is my phone plan with?",
+    ),
+    (
+        # An amount raised.
+        "raised",
+        "My monthly rent is 1,800 dollars.",
+        "The landlord raised my monthly rent to 1,950 dollars.",
+        "How much is my monthly rent?",
+    ),
+]
+
+
+# Known short of the goal: (tier, case). The quality tier's e5 puts the story at a cosine of
+# 0.745 from the fact it corrects, under its floor of 0.80, so the two are not read as one
+# thing. Each must fail until fixed; one that passes must leave this set.
+KNOWN_SHORT = {("quality", "story")}
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "question"),
+    [case[1:] for case in SAID_AGAIN],
+    ids=[case[0] for case in SAID_AGAIN],
+)
+def test_a_correction_said_seconds_later_ranks_newer_first(
+    request: pytest.FixtureRequest,
+    tiered: httpx.Client,  # noqa: F811
+    older: str,
+    newer: str,
+    question: str,
+) -> None:
+    """Two statements that answer the question alike, close in meaning, the second said
+    seconds after the first: the second is the one to believe, served above the first at
+    every limit; both stay stored."""
+    case = next(name for name, *texts in SAID_AGAIN if texts[0] == older)
+    if (request.node.callspec.params["tiered"], case) in KNOWN_SHORT:
+        with pytest.raises(AssertionError):
+            newer_first_at_every_limit(tiered, older, newer, question)
+        return
+    newer_first_at_every_limit(tiered, older, newer, question)
+
+
+def newer_first_at_every_limit(client: httpx.Client, older: str, newer: str, question: str) -> None:
+    tag = fresh_tag("said-again")
+    write_fillers(client, tag)
+    old = write(client, tag, older)
+    new = write(client, tag, newer)
+    assert {old["id"], new["id"]} <= live_ids(client, tag)
+    for limit in LIMITS:
+        hits = search(client, tag, question, limit)
+        where = (limit, [h["content"] for h in hits])
+        newer_at = position(hits, newer)
+        assert newer_at is not None, where
+        older_at = position(hits, older)
+        if older_at is not None:
+            assert newer_at < older_at, where
+
+
+def test_statements_of_one_conversation_that_do_not_correct_keep_their_order(
+    tiered: httpx.Client,  # noqa: F811
+) -> None:
+    """Two things said in one conversation that share a subject but are both true stay in
+    the order their relevance gives: the one the question names first, said first."""
+    tag = fresh_tag("both-true")
+    write_fillers(tiered, tag, FILLERS)
+    first = "My sister Ana lives in Madrid and teaches maths."
+    second = "My brother Luis lives in Seville and builds boats."
+    write(tiered, tag, first)
+    write(tiered, tag, second)
+    for limit in LIMITS:
+        hits = search(tiered, tag, "Where does my sister Ana live?", limit)
+        assert position(hits, first) == 1, (limit, [h["content"] for h in hits])
