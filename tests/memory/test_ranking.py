@@ -15,11 +15,13 @@ from mnemolog.memory.recall.ranking import (
     RECENCY_HALF_LIFE_DAYS,
     RECENCY_WEIGHT,
     RRF_K,
+    STATEMENT_WORDS,
     UPDATE_GAP_NS,
     VECTOR_WEIGHT,
     agreed_at_top,
     fuse,
     interleave,
+    is_statement,
     linked_newer_first,
     mmr,
     names_in,
@@ -94,6 +96,32 @@ def test_the_newer_of_two_agreed_statements_moves_up() -> None:
     assert newer_above_older_among_agreed([1, 3, 2, 4], {1, 2, 4}, observed) == [4, 2, 1, 3]
     same_day = {1: 10 * DAY, 2: 10 * DAY + UPDATE_GAP_NS - 1}
     assert newer_above_older_among_agreed([1, 2], {1, 2}, same_day) == [1, 2]
+
+
+def test_with_no_keyword_match_the_top_of_the_vector_list_is_agreed() -> None:
+    """Every list that found anything agrees: with no keyword of the query in any memory,
+    the vector list is the only evidence."""
+    fused = fuse([(label, 1.0) for label in range(8)], [], list(range(8)), lambda _: 1.0, 0.0)
+    assert agreed_at_top(fused) == set(range(AGREED_RANKS))
+
+
+def test_a_close_newer_statement_moves_up_seconds_later() -> None:
+    """A correction said seconds after what it corrects: no day between them, but the two are
+    statements of one thing (``close``), so the newer is the one to believe."""
+    observed = {1: 10 * DAY, 2: 10 * DAY + 30 * 10**9, 3: 10 * DAY + 60 * 10**9}
+    assert newer_above_older_among_agreed(
+        [1, 2, 3], {1, 2, 3}, observed, lambda newer, older: {newer, older} == {1, 3}
+    ) == [3, 1, 2]
+    # An older one is never placed above a newer one, however close.
+    assert newer_above_older_among_agreed([3, 1], {1, 3}, observed, lambda n, o: True) == [3, 1]
+    # Not close: the seconds keep their order by relevance.
+    assert newer_above_older_among_agreed([1, 2, 3], {1, 2, 3}, observed) == [1, 2, 3]
+
+
+def test_a_statement_is_at_most_a_sentence_or_two() -> None:
+    assert is_statement("I don't live in Boston anymore, I live in Denver.")
+    assert is_statement(" ".join(["word"] * STATEMENT_WORDS))
+    assert not is_statement(" ".join(["word"] * (STATEMENT_WORDS + 1)))
 
 
 @given(
