@@ -64,8 +64,9 @@ STATEMENT_WORDS = 30
 # the vector list weighted 0.7, RRF 8, agreed candidates from the top five. 3: diversity among
 # near-duplicates only; a linked newer memory among the candidates placed above the older one
 # served, unless the query names what only the older one names. 4: of two agreed single
-# statements related in meaning (the embedder's floor), the newer first however close their dates;
-# when no keyword matched at all, the vector list's top five are the agreed ones.
+# statements related in meaning (the embedder's floor), the newer first however close their
+# dates; with no keyword match, the vector list's top five are the agreed ones; the query asks
+# of the older one's thing when the newer swaps an asked word for another (stages.py).
 RANKING = 4
 POOL = 50  # candidates taken from each index (at least; five times the limit when larger)
 # A memory's keyword score is the BM25 of its content plus this share of the BM25 of its
@@ -270,32 +271,10 @@ def linked_newer_first(
 
 def is_statement(text: str) -> bool:
     """Whether ``text`` is short enough to be read as one statement (``STATEMENT_WORDS``)."""
-    return len(_NAME_WORD.findall(text)) <= STATEMENT_WORDS
+    return len(_WORD.findall(text)) <= STATEMENT_WORDS
 
 
-def names_in(text: str) -> frozenset[str]:
-    """The words of a text that name a thing, case folded: a capitalised word that is no
-    question or function word ("Alice", "Moreau"), or one holding a digit ("4471", "v2")."""
-    found = set()
-    for word in _NAME_WORD.findall(text):
-        lower = word.lower()
-        if any(c.isdigit() for c in word) or (
-            word[:1].isupper() and lower not in _NOT_NAMES and len(word) > 1
-        ):
-            found.add(lower)
-    return frozenset(found)
-
-
-def folded_words(text: str) -> frozenset[str]:
-    return frozenset(w.lower() for w in _NAME_WORD.findall(text))
-
-
-_NAME_WORD = re.compile(r"\w+")
-_NOT_NAMES = frozenset(
-    """what which who whom whose where when why how is are was were do does did can could
-    will would should shall may might must has have had the a an and or but if i my our your
-    his her its their this that these those tell give list show find please""".split()  # noqa: SIM905
-)
+_WORD = re.compile(r"\w+")
 
 
 def recency_weight(observed_at: int, reference: int) -> float:

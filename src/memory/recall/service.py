@@ -324,7 +324,10 @@ class Recall:
         linked = self._memories.by_row_ids(sorted({r for link in links for r in link}))
         if links:
             order = linked_newer_first(
-                order, links, request.limit, asks_of_older(request.q, linked)
+                order,
+                links,
+                request.limit,
+                asks_of_older(request.q, {r: row.content or "" for r, row in linked.items()}),
             )
         candidates = {
             f.label: marked(f.candidate(stamps[f.label][0], reranked), f.label in distrusted)
@@ -421,12 +424,14 @@ class Recall:
         """Whether the newer of two of ``labels`` may be read as a new statement of the older
         one's thing: both single statements (``ranking.is_statement``) whose stored vectors
         are as close as a query must be to a memory served on meaning alone (the floor: only
-        one unrelated pair in ten is), unless the query names what only the older names (it
-        asks of that one's thing, as for links)."""
+        one unrelated pair in ten is), unless the query asks of the older one's thing
+        (``asks_of_older``, as for links)."""
         if len(labels) < 2:
             return lambda newer, older: False
         rows = self._memories.by_row_ids(sorted(labels))
-        statements = {r: row for r, row in rows.items() if is_statement(row.content or "")}
+        statements = {
+            r: row.content or "" for r, row in rows.items() if is_statement(row.content or "")
+        }
         if len(statements) < 2:
             return lambda newer, older: False
         ranked = sorted(statements)

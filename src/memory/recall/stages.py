@@ -5,9 +5,11 @@ what a trace records of the query and the indexes it read."""
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
+import re
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 
 import msgspec
@@ -17,11 +19,11 @@ import numpy.typing as npt
 from ...embedding.port import float32_bytes
 from ...embedding.rerank import Reranker
 from ...eventlog.events import Candidate, LearnedRanking
+from ...projections.fulltext.analysis import index_terms, query_terms
 from ...projections.fulltext.index import FullTextIndex
 from ...projections.indexes import FullTextProjection, VectorProjection
-from ...projections.memories.rows import VersionRow
 from .messages import Hit, RecallRequest
-from .ranking import POOL, Reranked, folded_words, names_in, rerank, with_contexts
+from .ranking import POOL, Reranked, rerank, with_contexts
 
 
 class Ranked(msgspec.Struct, kw_only=True):
@@ -142,17 +144,43 @@ def index_candidates(
     return by_vector, by_text
 
 
-def asks_of_older(query: str, linked: dict[int, VersionRow]) -> Callable[[int, int], bool]:
-    """Whether the query names a thing the older text of a link names and the newer does not
-    ("Alice Moreau" in the query, the older, not the newer): then it asks of the older one's
-    thing, and the newer is not placed above it. ``linked`` holds the rows of both sides."""
-    asked = names_in(query)
+def asks_of_older(query: str, texts: Mapping[int, str]) -> Callable[[int, int], bool]:
+    """Whether the query asks of the older text's thing and the newer speaks of another; then
+    the newer is not placed above the older. That is so when the two texts share a frame and
+    the newer swaps, in it, a word the query asks by for another: one or two words for one or
+    two ("Alice Moreau moved to Lisbon" / "Alice Kowalski moved to Oslo", asked "where did
+    Alice Moreau move?"; "Pin requests to 2.31 in atlas" / "Pin httpx to 0.27 in borealis",
+    asked "which version is requests pinned to in atlas?").
+
+    A newer text that leaves the asked word out, or says more in its place than a swap of a
+    word or two ("the grocery budget went up to $550", "we moved our tickets over to Linear,
+    Jira is gone"), carries the older one's thing over, as a correction does. Words are
+    compared as the full-text index holds them (stemmed, stop words aside); the frame is
+    aligned on every word. ``texts`` holds the texts of both sides, by label."""
+    asked = frozenset(query_terms(query))
     if not asked:
         return lambda newer, older: False
-    words = {r: folded_words(row.content or "") for r, row in linked.items()}
+    terms = {r: frozenset(index_terms(text)) for r, text in texts.items()}
+    sequences = {r: [w.lower() for w in _WORD.findall(text)] for r, text in texts.items()}
 
     def apart(newer: int, older: int) -> bool:
-        only_older = words.get(older, frozenset()) - words.get(newer, frozenset())
-        return bool(asked & only_older)
+        asked_only_older = asked & (terms.get(older, frozenset()) - terms.get(newer, frozenset()))
+        if not asked_only_older:
+            return False
+        a, b = sequences.get(older, []), sequences.get(newer, [])
+        matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        return any(
+            tag == "replace"
+            and i2 - i1 <= SWAPPED_WORDS
+            and j2 - j1 <= SWAPPED_WORDS
+            and asked_only_older & frozenset(index_terms(" ".join(a[i1:i2])))
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        )
 
     return apart
+
+
+# At most this many words swapped for as many in a shared frame: a name and a surname, an
+# identifier. A longer change is said otherwise, as a correction says it.
+SWAPPED_WORDS = 2
+_WORD = re.compile(r"\w+")

@@ -15,6 +15,7 @@ __all__ = [
     "QUESTION_WORDS",
     "TOKENIZER",
     "clean",
+    "index_terms",
     "plain_words",
     "query_terms",
 ]
@@ -76,6 +77,12 @@ def clean(text: str) -> str:
 def plain_words(text: str) -> frozenset[str]:
     """The distinct words of ``text``, lowercased, stop words kept and nothing stemmed."""
     return frozenset(_PLAIN.analyze(clean(text)))
+
+
+def index_terms(text: str) -> list[str]:
+    """The terms of ``text`` as the text field indexes them (stop words out, stemmed), in
+    order."""
+    return list(ANALYZER.analyze(clean(text)))
 
 
 def query_terms(query: str) -> list[str]:
