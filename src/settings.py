@@ -323,12 +323,33 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     proxy_rerank: Annotated[
         bool,
         Meta(
-            description="Rerank the proxy's memory round (`searchMemory`) with the local "
-            "cross-encoder, where a turn already costs seconds of model time. Needs the "
-            "reranker in the model cache (`python tools/fetch_models.py`, run by `make`); "
-            "without it the round goes on without memory, degraded `reranker_unavailable`.",
+            description="Rerank the proxy's memory round (`searchMemory`) whatever "
+            "`MNEMOLOG_AGENT_RERANK` says: without the reranker in the model cache "
+            "(`python tools/fetch_models.py`, run by `make`) the round then goes on without "
+            "memory, degraded `reranker_unavailable`.",
         ),
     ] = False
+    agent_rerank: Annotated[
+        Literal["auto", "on", "off"],
+        Meta(
+            description="Rerank where agents ask (the proxy's memory round and the MCP search "
+            "tools), where a model turn already costs far more than the rerank: `auto` when the "
+            "reranker is in the model cache (else unreranked, the trace saying "
+            "`rerankSkipped`), `on` always (without the model an MCP search is refused and the "
+            "proxy's round goes without memory), `off` only when a call asks. REST searches "
+            "rerank only when asked (`rerank: true`); see [recall.md](recall.md#rerank).",
+        ),
+    ] = "auto"
+    agent_rerank_pool: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=100,
+            description="How many of the fused head an agent-facing rerank rescores: 20 kept "
+            "LoCoMo's recall_all@5 within 0.007 of 30 for two thirds of its cost (see "
+            "[recall.md](recall.md#rerank)).",
+        ),
+    ] = 20
     capture: Annotated[
         bool,
         Meta(

@@ -53,6 +53,10 @@ class Reranker(Protocol):
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]: ...
 
+    def load(self) -> None:
+        """Open the model now; raises ``RerankerUnavailable`` when it is not installed."""
+        ...
+
 
 def reranker_dir(model_cache: Path) -> Path:
     """The reranker's folder in the model cache (``Settings.model_cache``)."""

@@ -121,13 +121,18 @@ class SearchArgs(_Arguments, frozen=True, kw_only=True):
         ]
         | None
     ) = None
-    rerank: Annotated[
-        bool,
-        Meta(
-            description="Reorder the head of the results with the local cross-encoder: better "
-            "answers, about 50-100 ms more (see docs/recall.md#rerank).",
-        ),
-    ] = False
+    rerank: (
+        Annotated[
+            bool,
+            Meta(
+                description="Reorder the head of the results with the local cross-encoder: "
+                "better answers, about 20-60 ms more (see docs/recall.md#rerank). Omit for the "
+                "server's choice (`MNEMOLOG_AGENT_RERANK`, by default on when the model is "
+                "installed); false for the fast path.",
+            ),
+        ]
+        | None
+    ) = None
     include_forgotten: Annotated[
         bool, Meta(description="Also serve forgotten memories (flagged `forgotten`).")
     ] = False

@@ -50,7 +50,12 @@ _encode = msgspec.json.Encoder().encode
 
 
 def build_server(core: Core, settings: Settings) -> Server[Any]:
-    tools = MemoryTools(core, hard_delete=settings.mcp_hard_delete)
+    tools = MemoryTools(
+        core,
+        hard_delete=settings.mcp_hard_delete,
+        rerank=settings.agent_rerank,
+        rerank_pool=settings.agent_rerank_pool,
+    )
     resources = MemoryResources(core)
     listed_tools = [spec.tool() for spec in tools.specs]
     schemas = {tool.name: tool.input_schema for tool in listed_tools}

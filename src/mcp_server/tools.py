@@ -14,7 +14,16 @@ from typing import Any
 
 from ..clock import parse_as_of_instant, parse_observed_at
 from ..errors import InvalidInput
-from ..memory import Caller, Core, NewMemory, RecallRequest, Trace, VersionRow
+from ..memory import (
+    AgentRerank,
+    Caller,
+    Core,
+    NewMemory,
+    RecallRequest,
+    Trace,
+    VersionRow,
+    agent_reranked,
+)
 from ..memory.agents import LOCAL
 from ..views import (
     chain_body,
@@ -86,8 +95,17 @@ class MemoryTools:
     """The tool table of one core; ``hard_delete`` adds the tools that erase for good
     (``delete_memory``, ``erase_container``, ``erase_document``, ``erase_profile``)."""
 
-    def __init__(self, core: Core, *, hard_delete: bool) -> None:
+    def __init__(
+        self,
+        core: Core,
+        *,
+        hard_delete: bool,
+        rerank: AgentRerank = "off",
+        rerank_pool: int = 20,
+    ) -> None:
         self._core = core
+        self._rerank = rerank  # when a search does not say (``MNEMOLOG_AGENT_RERANK``)
+        self._rerank_pool = rerank_pool
         handlers: dict[str, Callable[[Any, Caller], Body]] = {
             SEARCH.name: self.search,
             ADD.name: self.add,
@@ -129,9 +147,9 @@ class MemoryTools:
             if a.fact_as_of is None
             else parse_as_of_instant(a.fact_as_of, "factAsOf"),
             include_forgotten=a.include_forgotten,
-            rerank=a.rerank,
             min_trust=a.min_trust,
         )
+        request = agent_reranked(request, self._rerank, a.rerank, self._rerank_pool)
         # As for REST: the answer does not wait for the trace's group commit; whatever reads
         # traces (inspect_trace, memory_used, /inspect) settles first.
         result = self._core.recall.search(

@@ -16,7 +16,15 @@ from .documents import DocumentOutcome, Ingest
 from .lifecycle.chains import Chains
 from .lifecycle.erasure import Erasure, ErasureReceipt
 from .oversight.trust import Trust, scores_at, trust_params
-from .recall.messages import AsRanked, Hit, Origin, RecallRequest, RecallResult
+from .recall.messages import (
+    AgentRerank,
+    AsRanked,
+    Hit,
+    Origin,
+    RecallRequest,
+    RecallResult,
+    agent_reranked,
+)
 from .recall.ranking import RANKING
 from .recall.render import (
     MEMORIES_RENDERER,
@@ -44,6 +52,7 @@ __all__ = [
     "MEMORY_RENDERERS",
     "PROFILE_RENDERER",
     "RANKING",
+    "AgentRerank",
     "AgentScore",
     "Agents",
     "AsRanked",
@@ -84,6 +93,7 @@ __all__ = [
     "World",
     "WriteOutcome",
     "Writes",
+    "agent_reranked",
     "check_key",
     "digest",
     "injected_source",

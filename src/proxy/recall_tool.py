@@ -13,9 +13,11 @@ from ..errors import RerankerUnavailable
 from ..eventlog import Actor
 from ..eventlog.events import InjectedSource
 from ..memory import (
+    AgentRerank,
     Core,
     RecallRequest,
     RenderedMemory,
+    agent_reranked,
     digest,
     injected_source,
     render_memories,
@@ -67,16 +69,23 @@ class RecallTool:
         return Profile(text=text, at=at, digest=digest(text))
 
     async def search(
-        self, container_tag: str, query: str, actor: Actor, *, rerank: bool = False
+        self,
+        container_tag: str,
+        query: str,
+        actor: Actor,
+        *,
+        rerank: AgentRerank = "off",
+        rerank_pool: int = 20,
     ) -> Injection:
-        """Recall for one ``searchMemory`` call; raises ``MemoryFailed`` with a reason code."""
+        """Recall for one ``searchMemory`` call, reranked as ``rerank`` says (the server's
+        agent-facing setting); raises ``MemoryFailed`` with a reason code."""
         request = RecallRequest(
             q=query,
             container_tag=container_tag,
             limit=self._limit,
-            rerank=rerank,
             min_trust=self._min_trust,
         )
+        request = agent_reranked(request, rerank, None, rerank_pool)
         # Looked up at call time, so a recall replaced while serving is the one used.
         recall = self._core.recall
         try:
@@ -90,7 +99,7 @@ class RecallTool:
             )
         except TimeoutError as exc:
             raise MemoryFailed("recall_timeout") from exc
-        except RerankerUnavailable as exc:  # MNEMOLOG_PROXY_RERANK without the model
+        except RerankerUnavailable as exc:  # reranking "on" without the model
             raise MemoryFailed(exc.code) from exc
         except Exception as exc:
             raise MemoryFailed("recall_failed") from exc

@@ -24,7 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from ..errors import AgentDistrusted
 from ..eventlog import Actor
 from ..eventlog.events import CaptureDecided, ProxyRound, ProxyTurn
-from ..memory import Core, digest
+from ..memory import AgentRerank, Core, digest
 from ..settings import Settings
 from .calls import ToolCall
 from .recall_tool import Injection, MemoryFailed, Profile, RecallTool
@@ -203,7 +203,8 @@ class Turn:
                     self.request.container_tag,
                     query,
                     self.actor,
-                    rerank=self.services.settings.proxy_rerank,
+                    rerank=agent_rerank(self.services.settings),
+                    rerank_pool=self.services.settings.agent_rerank_pool,
                 )
                 injections.append(injection)
                 results.append(injection.text)
@@ -362,3 +363,9 @@ def _replaces_of(arguments: str) -> int | None:
         return save_arguments(arguments).replaces
     except BadArguments:
         return None
+
+
+def agent_rerank(settings: Settings) -> AgentRerank:
+    """How the memory round reranks: always with ``MNEMOLOG_PROXY_RERANK``, else as the
+    agent-facing setting says."""
+    return "on" if settings.proxy_rerank else settings.agent_rerank

@@ -115,3 +115,15 @@ def test_the_model_is_sealed_and_a_turn_stored_with_it_in_clear_still_shows_it(
     proxy.checked_seq = proxy.runtime.log.head().seq  # no upstream call: nothing to check
     shown = httpx.get(f"{proxy.base_url}/inspect/{old.turn_id}").json()
     assert shown["model"] == "gpt-4o-mini"
+
+
+def test_the_memory_round_is_reranked_by_default_and_its_trace_says_how(proxy: Proxy) -> None:
+    """The proxy's memory round is where an agent asks: it reranks with no setting, at the
+    agent pool, and the recall's trace records the reranker and the pool it served with."""
+    turn_id, _ = memory_turn(proxy, "u-rerank", "Ilse keeps bees on her roof")
+    trace = httpx.get(f"{proxy.base_url}/inspect/{turn_id}").json()
+    (injection,) = trace["injections"]
+    recall = httpx.get(f"{proxy.base_url}/inspect/{injection['recallId']}").json()
+    params = recall["params"]
+    assert params["rerank"] is True and params["rerankPool"] == 20, params
+    assert str(params["reranker"]).startswith("ms-marco-MiniLM-L-12-v2"), params

@@ -11,12 +11,14 @@ from ...projections.memories.rows import VersionRow
 from ...projections.trust.rows import Carried
 
 __all__ = [
+    "AgentRerank",
     "AsRanked",
     "Hit",
     "Mode",
     "Origin",
     "RecallRequest",
     "RecallResult",
+    "agent_reranked",
     "chunk_trace_id",
 ]
 
@@ -48,12 +50,31 @@ class RecallRequest(msgspec.Struct, frozen=True, kw_only=True):
     # (None: the recall's configured pool).
     rerank: bool = False
     rerank_pool: int | None = None
+    # With ``rerank``: rerank only if the reranker is installed, else serve unreranked and say
+    # so in the trace (the agent-facing default), instead of refusing.
+    rerank_if_installed: bool = False
     # Serve only memories whose carried trust (the least of their sources') is at least this.
     min_trust: float | None = None
     # The learned stage (``learned.py``): off, it serves the order without it and explores
     # nothing; ``as_ranked`` makes it rank as a recorded recall did.
     learned: bool = True
     as_ranked: AsRanked | None = None
+
+
+AgentRerank = Literal["auto", "on", "off"]
+
+
+def agent_reranked(
+    request: RecallRequest, mode: AgentRerank, asked: bool | None, pool: int
+) -> RecallRequest:
+    """``request`` as an agent-facing search reranks: as the call asked when it did
+    (``asked``: true reranks at the configured pool and is refused without the model, as on
+    REST; false is the fast path), else as the server's ``mode`` says, at the agent ``pool``."""
+    if asked is not None:
+        return msgspec.structs.replace(request, rerank=asked)
+    return msgspec.structs.replace(
+        request, rerank=mode != "off", rerank_pool=pool, rerank_if_installed=mode == "auto"
+    )
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):

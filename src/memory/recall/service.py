@@ -159,7 +159,10 @@ class Recall:
         the projections before this returns; without, it is queued for the next group commit
         and the answer goes out at once (``seq`` is then ``None``; ``settle`` waits for it)."""
         reranker = self.reranker if request.rerank else None
-        if request.rerank and reranker is None:
+        skipped: str | None = None
+        if request.rerank and request.rerank_if_installed and not self.rerank_installed():
+            reranker, skipped = None, RerankerUnavailable.code
+        elif request.rerank and reranker is None:
             raise RerankerUnavailable("this server has no reranker configured")
         pool = request.rerank_pool if request.rerank_pool is not None else self.rerank_pool
         watch = Stopwatch()
@@ -225,6 +228,7 @@ class Recall:
                     if reranker is not None
                     else {}
                 ),
+                **({"rerankSkipped": skipped} if skipped is not None else {}),
                 **({"ranker": ranked.ranker} if ranked and ranked.ranker else {}),
                 **({"explore": ranked.explore} if ranked and ranked.explore else {}),
             },
@@ -240,6 +244,17 @@ class Recall:
         # The trace is in the projections as soon as it is answered.
         seq = self._recorder.record(drafts).seqs[0]
         return RecallResult(trace_id=recall_id, hits=hits, seq=seq)
+
+    def rerank_installed(self) -> bool:
+        """Whether the reranker's files are installed and load (a failed load is tried again
+        at the next call: fetching the model needs no restart)."""
+        if self.reranker is None:
+            return False
+        try:
+            self.reranker.load()
+        except RerankerUnavailable:
+            return False
+        return True
 
     def settle(self) -> None:
         """Wait until every recall event answered ahead of its commit is durable, and apply
