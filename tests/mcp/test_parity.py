@@ -22,10 +22,18 @@ def test_views_are_the_rest_views(served: Served) -> None:
         made = await ok(client, "add_memory", content="Ravi cycles to work", containerTag=TAG)
         await ok(client, "update_memory", id=made["id"], content="Ravi takes the train to work")
         await ok(client, "set_profile", containerTag=TAG, static=["Name: Ravi"])
-        found = await ok(client, "search_memories", query="how does Ravi commute", containerTag=TAG)
+        # An agent's search reranks at its own pool by default: the same operation over REST
+        # is asked for explicitly, fast (rerank: false) and reranked (rerank: true).
+        found = await ok(
+            client, "search_memories", query="how does Ravi commute", containerTag=TAG, rerank=False
+        )
+        reranked = await ok(
+            client, "search_memories", query="how does Ravi commute", containerTag=TAG, rerank=True
+        )
         return {
             "id": made["id"],
             "search": found,
+            "reranked": reranked,
             "get": await ok(client, "get_memory", id=made["id"]),
             "list": await ok(client, "list_memories", containerTag=TAG),
             "inspect": await ok(client, "inspect_trace", traceId=found["traceId"]),
@@ -41,7 +49,12 @@ def test_views_are_the_rest_views(served: Served) -> None:
         assert seen["inspect"] == http.get(f"/inspect/{seen['search']['traceId']}").json()
         assert seen["profile"] == http.get("/profile", params={"containerTag": TAG}).json()
         again = http.post("/search", json={"q": "how does Ravi commute", "containerTag": TAG})
+        reranked = http.post(
+            "/search", json={"q": "how does Ravi commute", "containerTag": TAG, "rerank": True}
+        )
     assert seen["search"]["results"] == again.json()["results"]
+    assert seen["reranked"]["results"] == reranked.json()["results"]
+    assert all(hit["rerankScore"] is not None for hit in reranked.json()["results"])
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ from mnemolog.memory.recall.ranking import (
     recency_weight,
     with_contexts,
 )
-from mnemolog.memory.recall.stages import asks_of_older
+from mnemolog.memory.recall.stages import answers_beyond_names, asks_of_older
 
 DAY = 86_400 * 1_000_000_000
 
@@ -247,3 +247,16 @@ def test_a_question_asks_of_the_older_ones_thing_when_the_newer_swaps_an_asked_w
     assert not asks_of_older("Where does our team track its tickets?", texts)(6, 5)
     assert not asks_of_older("What grocery budget have Alexis and I agreed on?", texts)(8, 7)
     assert not asks_of_older("what is it", texts)(2, 1)  # nothing asked by
+
+
+def test_a_text_answers_a_question_beyond_names_when_it_holds_another_of_its_words() -> None:
+    texts = {
+        1: "Kai's violin teacher is called Mira",
+        2: "Kai takes the number 7 bus",
+        3: "Mira retired, so Kai's new teacher is Tom",
+    }
+    answers = answers_beyond_names("Kai violin teacher", texts)
+    assert not answers(2)  # only "Kai": another fact about Kai
+    assert answers(1) and answers(3)
+    # A word written in lower case somewhere is no name.
+    assert answers_beyond_names("kai violin", {2: "kai takes the bus"})(2)

@@ -56,6 +56,7 @@ from .stages import (
     Judge,
     Ranked,
     Stopwatch,
+    answers_beyond_names,
     asks_of_older,
     index_candidates,
     live_scope,
@@ -439,8 +440,10 @@ class Recall:
         """Whether the newer of two of ``labels`` may be read as a new statement of the older
         one's thing: both single statements (``ranking.is_statement``) whose stored vectors
         are as close as a query must be to a memory served on meaning alone (the floor: only
-        one unrelated pair in ten is), unless the query asks of the older one's thing
-        (``asks_of_older``, as for links)."""
+        one unrelated pair in ten is); the newer holds a word of the query other than a name
+        (``answers_beyond_names``: a fact of the same person is not a new value of this one);
+        and the query does not ask of the older one's thing (``asks_of_older``, as for
+        links)."""
         if len(labels) < 2:
             return lambda newer, older: False
         rows = self._memories.by_row_ids(sorted(labels))
@@ -454,10 +457,12 @@ class Recall:
         cosines = matrix @ matrix.T
         at = {label: i for i, label in enumerate(ranked)}
         apart = asks_of_older(query, statements)
+        answers = answers_beyond_names(query, statements)
         return lambda newer, older: (
             newer in at
             and older in at
             and bool(cosines[at[newer], at[older]] >= self._floor)
+            and answers(newer)
             and not apart(newer, older)
         )
 

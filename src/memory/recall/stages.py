@@ -180,6 +180,25 @@ def asks_of_older(query: str, texts: Mapping[int, str]) -> Callable[[int, int], 
     return apart
 
 
+def answers_beyond_names(query: str, texts: Mapping[int, str]) -> Callable[[int], bool]:
+    """Whether a text holds a word of the query other than a name: a word capitalised
+    wherever it is written, in the query and in ``texts`` ("Kai"). A name says whose fact a
+    text is, not which: "Kai takes the number 7 bus" shares only "Kai" with "Kai violin
+    teacher", another fact about Kai, where a correction of the teacher speaks of the teacher
+    or the violin."""
+    asked = frozenset(query_terms(query))
+    lower = {w.lower() for text in (query, *texts.values()) for w in _WORD.findall(text)}
+    written_lower = {
+        w.lower()
+        for text in (query, *texts.values())
+        for w in _WORD.findall(text)
+        if not w[:1].isupper()
+    }
+    names = frozenset(term for word in lower - written_lower for term in index_terms(word))
+    terms = {r: frozenset(index_terms(text)) for r, text in texts.items()}
+    return lambda label: bool((asked - names) & terms.get(label, frozenset()))
+
+
 # At most this many words swapped for as many in a shared frame: a name and a surname, an
 # identifier. A longer change is said otherwise, as a correction says it.
 SWAPPED_WORDS = 2
