@@ -2,7 +2,7 @@
 
 The body is forwarded with every field the client sent (servers accept different extras),
 except ``mnemolog``: an object of options for the proxy itself (``containerTag``, ``capture``,
-``memory``), which the ``openai`` client can send with ``extra_body``.
+``memory``, ``rerank``), which the ``openai`` client can send with ``extra_body``.
 """
 
 from __future__ import annotations
@@ -19,12 +19,14 @@ from ..web.request_body import read_body, refuse_deep
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 CONTAINER_HEADERS = ("x-mnemolog-container-tag", "x-bella-container-tag")
 CAPTURE_HEADERS = ("x-mnemolog-capture", "x-bella-capture")
+RERANK_HEADERS = ("x-mnemolog-rerank",)
 
 
 class ProxyOptions(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     container_tag: str | None = None
     capture: bool | None = None
     memory: bool = True
+    rerank: bool | None = None  # None: as the server's agent-facing setting says
 
 
 class ChatRequest(msgspec.Struct, kw_only=True):
@@ -33,6 +35,7 @@ class ChatRequest(msgspec.Struct, kw_only=True):
     container_tag: str
     capture: bool
     memory: bool
+    rerank: bool | None = None  # the memory round's rerank, when the request says
 
     @property
     def stream(self) -> bool:
@@ -66,9 +69,18 @@ async def read_chat_request(
     capture = options.capture
     if capture is None:
         flag = _header(request, CAPTURE_HEADERS)
-        capture = default_capture if flag is None else _flag(flag)
+        capture = default_capture if flag is None else _flag(flag, CAPTURE_HEADERS[0])
+    rerank = options.rerank
+    if rerank is None:
+        flag = _header(request, RERANK_HEADERS)
+        rerank = None if flag is None else _flag(flag, RERANK_HEADERS[0])
     return ChatRequest(
-        body=body, raw=raw, container_tag=container, capture=capture, memory=options.memory
+        body=body,
+        raw=raw,
+        container_tag=container,
+        capture=capture,
+        memory=options.memory,
+        rerank=rerank,
     )
 
 
@@ -121,13 +133,13 @@ def _header(request: Request, names: tuple[str, ...]) -> str | None:
     return None
 
 
-def _flag(value: str) -> bool:
+def _flag(value: str, header: str) -> bool:
     lowered = value.lower()
     if lowered in ("1", "true", "on", "yes"):
         return True
     if lowered in ("0", "false", "off", "no"):
         return False
-    raise InvalidInput(f"x-mnemolog-capture must be on or off, got {value!r}")
+    raise InvalidInput(f"{header} must be on or off, got {value!r}")
 
 
 def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

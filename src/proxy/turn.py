@@ -203,7 +203,7 @@ class Turn:
                     self.request.container_tag,
                     query,
                     self.actor,
-                    rerank=agent_rerank(self.services.settings),
+                    rerank=agent_rerank(self.services.settings, self.request.rerank),
                     rerank_pool=self.services.settings.agent_rerank_pool,
                 )
                 injections.append(injection)
@@ -365,7 +365,10 @@ def _replaces_of(arguments: str) -> int | None:
         return None
 
 
-def agent_rerank(settings: Settings) -> AgentRerank:
-    """How the memory round reranks: always with ``MNEMOLOG_PROXY_RERANK``, else as the
+def agent_rerank(settings: Settings, asked: bool | None) -> AgentRerank:
+    """How the memory round reranks: as the request says (``mnemolog.rerank``,
+    ``x-mnemolog-rerank``), else always with ``MNEMOLOG_PROXY_RERANK``, else as the
     agent-facing setting says."""
+    if asked is not None:
+        return "on" if asked else "off"
     return "on" if settings.proxy_rerank else settings.agent_rerank

@@ -16,7 +16,13 @@ from .conftest import Proxy
 from .scripted import Reply
 
 
-def memory_turn(proxy: Proxy, tag: str, content: str) -> tuple[str, str]:
+def memory_turn(
+    proxy: Proxy,
+    tag: str,
+    content: str,
+    headers: dict[str, str] | None = None,
+    extra_body: dict[str, object] | None = None,
+) -> tuple[str, str]:
     written = httpx.post(
         f"{proxy.base_url}/memories",
         json={"containerTag": tag, "memories": [{"content": content}]},
@@ -29,10 +35,12 @@ def memory_turn(proxy: Proxy, tag: str, content: str) -> tuple[str, str]:
         base_url=proxy.v1,
         api_key="k",
         max_retries=0,
-        default_headers={"x-mnemolog-container-tag": tag},
+        default_headers={"x-mnemolog-container-tag": tag, **(headers or {})},
     ) as client:
         raw = client.chat.completions.with_raw_response.create(
-            model="m", messages=[{"role": "user", "content": "What do you know?"}]
+            model="m",
+            messages=[{"role": "user", "content": "What do you know?"}],
+            extra_body=extra_body,
         )
     return raw.headers["x-mnemolog-trace-id"], str(written["id"])
 
@@ -121,9 +129,39 @@ def test_the_memory_round_is_reranked_by_default_and_its_trace_says_how(proxy: P
     """The proxy's memory round is where an agent asks: it reranks with no setting, at the
     agent pool, and the recall's trace records the reranker and the pool it served with."""
     turn_id, _ = memory_turn(proxy, "u-rerank", "Ilse keeps bees on her roof")
+    params = recall_params(proxy, turn_id)
+    assert params["rerank"] is True and params["rerankPool"] == 20, params
+    assert str(params["reranker"]).startswith("ms-marco-MiniLM-L-12-v2"), params
+
+
+def recall_params(proxy: Proxy, turn_id: str) -> dict[str, object]:
     trace = httpx.get(f"{proxy.base_url}/inspect/{turn_id}").json()
     (injection,) = trace["injections"]
     recall = httpx.get(f"{proxy.base_url}/inspect/{injection['recallId']}").json()
-    params = recall["params"]
-    assert params["rerank"] is True and params["rerankPool"] == 20, params
-    assert str(params["reranker"]).startswith("ms-marco-MiniLM-L-12-v2"), params
+    params: dict[str, object] = recall["params"]
+    return params
+
+
+def test_a_request_may_take_the_fast_path_or_say_nothing(proxy: Proxy) -> None:
+    """``mnemolog.rerank: false`` (or ``x-mnemolog-rerank: off``) serves the round unreranked;
+    true reranks it; a flag that is not on or off is refused and nothing is written."""
+    fast, _ = memory_turn(
+        proxy, "u-fast", "Ilse sells honey", extra_body={"mnemolog": {"rerank": False}}
+    )
+    assert "rerank" not in recall_params(proxy, fast)
+    header, _ = memory_turn(
+        proxy, "u-fast-h", "Ilse sells wax", headers={"x-mnemolog-rerank": "off"}
+    )
+    assert "rerank" not in recall_params(proxy, header)
+    asked, _ = memory_turn(proxy, "u-on", "Ilse sells candles", headers={"x-mnemolog-rerank": "on"})
+    assert recall_params(proxy, asked)["rerank"] is True
+    before = proxy.runtime.log.head().seq
+    refused = httpx.post(
+        f"{proxy.v1}/chat/completions",
+        headers={"x-mnemolog-rerank": "sometimes"},
+        json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+    )
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["code"] == "invalid_input"
+    assert "x-mnemolog-rerank" in refused.json()["error"]["message"]
+    assert proxy.runtime.log.head().seq == before
