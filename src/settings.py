@@ -345,11 +345,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         Meta(
             ge=1,
             le=100,
-            description="How many of the fused head an agent-facing rerank rescores: 20 kept "
-            "LoCoMo's recall_all@5 within 0.007 of 30 for two thirds of its cost (see "
-            "[recall.md](recall.md#rerank)).",
+            description="How many of the fused head an agent-facing rerank rescores: 10 buys "
+            "the most recall per millisecond (LoCoMo recall_all@5 +0.061 for 20 to 60 ms on 2 "
+            "cores, against +0.098 for 38 to 113 ms at 20) and keeps a memory round near its "
+            "60 ms budget (see [recall.md](recall.md#rerank)).",
         ),
-    ] = 20
+    ] = 10
     capture: Annotated[
         bool,
         Meta(

@@ -101,7 +101,7 @@ class MemoryTools:
         *,
         hard_delete: bool,
         rerank: AgentRerank = "off",
-        rerank_pool: int = 20,
+        rerank_pool: int = 10,
     ) -> None:
         self._core = core
         self._rerank = rerank  # when a search does not say (``MNEMOLOG_AGENT_RERANK``)

@@ -75,7 +75,7 @@ class RecallTool:
         actor: Actor,
         *,
         rerank: AgentRerank = "off",
-        rerank_pool: int = 20,
+        rerank_pool: int = 10,
     ) -> Injection:
         """Recall for one ``searchMemory`` call, reranked as ``rerank`` says (the server's
         agent-facing setting); raises ``MemoryFailed`` with a reason code."""

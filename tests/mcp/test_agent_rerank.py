@@ -57,7 +57,7 @@ def test_an_agents_search_is_reranked_by_default_and_the_trace_says_how(agent: S
     found = search(agent)
     params = params_of(agent, found["traceId"])
     assert params["rerank"] is True
-    assert params["rerankPool"] == 20
+    assert params["rerankPool"] == 10
     assert str(params["reranker"]).startswith("ms-marco-MiniLM-L-12-v2")
     assert "rerankSkipped" not in params
     assert all(hit.get("rerankScore") is not None for hit in found["results"]), found

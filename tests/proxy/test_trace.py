@@ -130,7 +130,7 @@ def test_the_memory_round_is_reranked_by_default_and_its_trace_says_how(proxy: P
     agent pool, and the recall's trace records the reranker and the pool it served with."""
     turn_id, _ = memory_turn(proxy, "u-rerank", "Ilse keeps bees on her roof")
     params = recall_params(proxy, turn_id)
-    assert params["rerank"] is True and params["rerankPool"] == 20, params
+    assert params["rerank"] is True and params["rerankPool"] == 10, params
     assert str(params["reranker"]).startswith("ms-marco-MiniLM-L-12-v2"), params
 
 
