@@ -334,8 +334,9 @@ class Recall:
                 order, agreed, observed, self._close(agreed, request.q)
             )
         # Of a served memory that another candidate may update, the newer is placed just
-        # above it (at every limit), unless the question names what only the older names:
-        # a link is a guess, and must not put another thing's fact first.
+        # above it (at every limit), unless the question asks of the older one's thing (the
+        # newer swaps a word it asks by): a link is a guess, and must not put another thing's
+        # fact first.
         links = self._memories.links_among(order)
         linked = self._memories.by_row_ids(sorted({r for link in links for r in link}))
         if links:
