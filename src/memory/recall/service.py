@@ -11,6 +11,7 @@ scores, so a trace shows why each one was or was not recalled.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 import uuid
@@ -447,25 +448,31 @@ class Recall:
         links)."""
         if len(labels) < 2:
             return lambda newer, older: False
-        rows = self._memories.by_row_ids(sorted(labels))
-        statements = {
-            r: row.content or "" for r, row in rows.items() if is_statement(row.content or "")
-        }
-        if len(statements) < 2:
-            return lambda newer, older: False
-        ranked = sorted(statements)
-        matrix = self._unit_vectors(ranked)
-        cosines = matrix @ matrix.T
-        at = {label: i for i, label in enumerate(ranked)}
-        apart = asks_of_older(query, statements)
-        answers = answers_beyond_names(query, statements)
-        return lambda newer, older: (
-            newer in at
-            and older in at
-            and bool(cosines[at[newer], at[older]] >= self._floor)
-            and answers(newer)
-            and not apart(newer, older)
-        )
+
+        # Read only when a pair of one day asks: most searches have none.
+        @functools.cache
+        def judged() -> Callable[[int, int], bool]:
+            rows = self._memories.by_row_ids(sorted(labels))
+            statements = {
+                r: row.content or "" for r, row in rows.items() if is_statement(row.content or "")
+            }
+            if len(statements) < 2:
+                return lambda newer, older: False
+            ranked = sorted(statements)
+            matrix = self._unit_vectors(ranked)
+            cosines = matrix @ matrix.T
+            at = {label: i for i, label in enumerate(ranked)}
+            apart = asks_of_older(query, statements)
+            answers = answers_beyond_names(query, statements)
+            return lambda newer, older: (
+                newer in at
+                and older in at
+                and bool(cosines[at[newer], at[older]] >= self._floor)
+                and answers(newer)
+                and not apart(newer, older)
+            )
+
+        return lambda newer, older: judged()(newer, older)
 
     def _mmr(
         self, ranked: list[int], score: dict[int, float], needed: int, keep: AbstractSet[int]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import hashlib
 import re
 import time
@@ -160,7 +161,7 @@ def asks_of_older(query: str, texts: Mapping[int, str]) -> Callable[[int, int], 
     asked = frozenset(query_terms(query))
     if not asked:
         return lambda newer, older: False
-    terms = {r: frozenset(index_terms(text)) for r, text in texts.items()}
+    terms = {r: _terms(text) for r, text in texts.items()}
     sequences = {r: [w.lower() for w in _WORD.findall(text)] for r, text in texts.items()}
 
     def apart(newer: int, older: int) -> bool:
@@ -195,8 +196,15 @@ def answers_beyond_names(query: str, texts: Mapping[int, str]) -> Callable[[int]
         if not w[:1].isupper()
     }
     names = frozenset(term for word in lower - written_lower for term in index_terms(word))
-    terms = {r: frozenset(index_terms(text)) for r, text in texts.items()}
+    terms = {r: _terms(text) for r, text in texts.items()}
     return lambda label: bool((asked - names) & terms.get(label, frozenset()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _terms(text: str) -> frozenset[str]:
+    """A text's index terms, kept for the texts the last searches judged: the same head is
+    judged again and again, by both rules above."""
+    return frozenset(index_terms(text))
 
 
 # At most this many words swapped for as many in a shared frame: a name and a surname, an
