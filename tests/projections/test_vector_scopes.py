@@ -1,5 +1,6 @@
 """A named scope answers exactly as the same label set scanned afresh, whatever happened to the
-set, the index and the other scopes in between."""
+set, the index and the other scopes in between; the same when the set keeps a journal of its
+changes (``JournaledSet``, as a container's live rows do) and the scope catches up by it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pytest
+
+from mnemolog.projections import journaled
+from mnemolog.projections.journaled import JournaledSet
 from mnemolog.projections.vectors.index import VectorIndex
 
 from .test_vectors import unit_rows
@@ -17,10 +22,12 @@ DIM = 16
 POOL = 400
 
 # One step: grow a scope's set, shrink it, overwrite a stored vector (scrub), remove a label,
-# add new labels to the index, or search a scope (with the set as it then is).
+# add new labels to the index, name in a set labels the index does not hold yet, or search a
+# scope (with the set as it then is).
 steps = st.lists(
     st.one_of(
         st.tuples(st.just("grow"), st.integers(0, 2), st.lists(st.integers(0, POOL - 1))),
+        st.tuples(st.just("ahead"), st.integers(0, 2), st.integers(1, 5)),
         st.tuples(st.just("shrink"), st.integers(0, 2), st.integers(1, 40)),
         st.tuples(st.just("scrub"), st.integers(0, POOL - 1)),
         st.tuples(st.just("readd"), st.integers(0, POOL - 1)),
@@ -33,17 +40,27 @@ steps = st.lists(
 
 
 @settings(max_examples=60, deadline=None)
-@given(steps=steps)
-def test_scoped_searches_equal_fresh_scans(steps: list[tuple[Any, ...]]) -> None:
+@given(steps=steps, kind_of_set=st.sampled_from([set, JournaledSet]))
+def test_scoped_searches_equal_fresh_scans(
+    steps: list[tuple[Any, ...]], kind_of_set: type[set[int]]
+) -> None:
     index = VectorIndex(Path("/nonexistent/v.bin"), DIM)
     index.add(list(range(POOL)), unit_rows(POOL, DIM, seed=1))
     top = POOL
-    sets: list[set[int]] = [set(range(0, POOL, 3)), set(range(1, 200)), set()]
+    sets: list[set[int]] = [
+        kind_of_set(range(0, POOL, 3)),
+        kind_of_set(range(1, 200)),
+        kind_of_set(),
+    ]
     queries = unit_rows(8, DIM, seed=2)
     for n, step in enumerate(steps):
         kind = step[0]
         if kind == "grow":
-            sets[step[1]].update(step[2])
+            for label in step[2]:
+                sets[step[1]].add(label)
+        elif kind == "ahead":  # written to the set before the index has its vector
+            for label in range(top, top + step[2]):
+                sets[step[1]].add(label)
         elif kind == "shrink":
             for label in sorted(sets[step[1]])[: step[2]]:
                 sets[step[1]].discard(label)
@@ -55,7 +72,8 @@ def test_scoped_searches_equal_fresh_scans(steps: list[tuple[Any, ...]]) -> None
             index.remove([step[1]])
         elif kind == "add":
             index.add(list(range(top, top + step[1])), unit_rows(step[1], DIM, seed=100 + n))
-            sets[n % 3].update(range(top, top + step[1]))
+            for label in range(top, top + step[1]):
+                sets[n % 3].add(label)
             top += step[1]
         else:
             which, k = step[1], step[2]
@@ -92,3 +110,40 @@ def test_a_scope_keeps_its_rows_between_searches_and_follows_its_set() -> None:
     assert 12 not in hits
     index.add([14], -data[14:15])  # replaced by its opposite: the copy must follow
     assert dict(index.search(data[14], 500, allowed=live, scope="c"))[14] < -0.99
+
+
+def test_a_journal_names_what_changed_and_says_when_it_no_longer_reaches_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(journaled, "JOURNAL", 4)
+    labels = JournaledSet([1, 2])
+    start = labels.version
+    labels.add(2)  # already held: no change
+    labels.add(3)
+    labels.discard(1)
+    labels.discard(9)  # not held: no change
+    assert labels == {2, 3}
+    assert labels.changed_since(start) == [3, 1]
+    assert labels.changed_since(labels.version) == []
+    with pytest.raises(TypeError):
+        labels.update([4])
+    with pytest.raises(TypeError):
+        labels |= {4}
+    assert labels == {2, 3}
+    for label in range(10, 20):
+        labels.add(label)
+    assert labels.changed_since(start) is None  # trimmed past it: compare whole sets
+    assert labels.changed_since(labels.version - 2) == [18, 19]
+
+
+def test_a_scope_following_a_journal_sees_labels_removed_from_the_index() -> None:
+    data = unit_rows(300, DIM, seed=4)
+    index = VectorIndex(Path("/nonexistent/v.bin"), DIM)
+    index.add(list(range(300)), data)
+    live = JournaledSet(range(300))
+    assert index.search(data[7], 1, allowed=live, scope="c")[0][0] == 7
+    index.remove([7])  # the set still names it: the index's own deletion must hide it
+    assert all(label != 7 for label, _ in index.search(data[7], 300, allowed=live, scope="c"))
+    live.discard(8)
+    live.add(8)  # gone and back between two searches: served again
+    assert index.search(data[8], 1, allowed=live, scope="c")[0][0] == 8

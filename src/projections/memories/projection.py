@@ -37,6 +37,7 @@ from ...eventlog.events import (
     WriteKeyed,
 )
 from ...texts import content_hash
+from ..journaled import JournaledSet
 from .keyed import KeyedWriteTable
 from .queries import MemoryQueries
 from .rows import INSERT_VERSION, SCHEMA
@@ -82,7 +83,7 @@ class MemoryProjection(MemoryQueries, KeyedWriteTable):
         # supersede decisions and of recall. A container's set is read from the tables when
         # first asked for (so boot reads none: 100k rows took 0.8 s) and then kept in step
         # after each committed batch.
-        self._live: dict[str, set[int]] = {}
+        self._live: dict[str, JournaledSet] = {}
         self._live_row: dict[str, tuple[str, int]] = {}  # memory_id -> (container, row_id)
         self._touched: set[str] = set()  # chains changed by the batch being applied
         # Chains the batch made: (container, row id) of their one version, live unless
@@ -491,8 +492,8 @@ class MemoryProjection(MemoryQueries, KeyedWriteTable):
                 self._live_row[memory_id] = (container_tag, row_id)
         for memory_id in touched:
             old = self._live_row.pop(memory_id, None)
-            if old is not None:
-                self._live.get(old[0], set()).discard(old[1])
+            if old is not None and (held := self._live.get(old[0])) is not None:
+                held.discard(old[1])
             row = self._conn.execute(
                 self._LIVE_SQL + " AND v.memory_id = ?", (memory_id,)
             ).fetchone()

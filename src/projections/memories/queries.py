@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from ...eventlog.events import ContainerErased, EmbedderPinned, ImportOrigin
 from ...texts import content_hash
+from ..journaled import JournaledSet
 from ..vectors.exact import StoredVectors, stored_matrix
 from .audit import MemoryAudit
 from .rows import (
@@ -48,7 +49,7 @@ class MemoryQueries(MemoryAudit):
     not held yet, read from the tables.
     """
 
-    _live: dict[str, set[int]]
+    _live: dict[str, JournaledSet]
     _live_row: dict[str, tuple[str, int]]  # memory_id -> (container, row_id)
     _any_links: bool  # whether any ``memory.linked`` was folded: most stores have none
 
@@ -63,7 +64,7 @@ class MemoryQueries(MemoryAudit):
         live = self._live.get(container_tag)
         if live is not None:
             return live
-        live = set()
+        live = JournaledSet()
         rows = self._conn.execute(self._LIVE_SQL + " AND v.container_tag = ?", (container_tag,))
         for memory_id, _, row_id in rows:
             live.add(row_id)

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...embedding.port import stacked_vectors
+from ..journaled import JournaledSet
 from .files import MIN_CAPACITY
 
 
@@ -274,7 +275,7 @@ class MatrixFill:
     _lock: threading.Lock
     _hnsw: hnswlib.Index
     _mirror: Mirror
-    _deleted: set[int]
+    _deleted: JournaledSet
 
     def _fill_from(self, found: StoredVectors) -> bool:
         """Fill the matrix from ``found`` if it holds exactly the graph's live labels."""

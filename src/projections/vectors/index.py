@@ -31,6 +31,7 @@ import hnswlib
 import numpy as np
 from numpy.typing import NDArray
 
+from ..journaled import JournaledSet
 from . import files as vector_files
 from .exact import MatrixFill, Mirror, StoredVectors, unit
 from .files import MIN_CAPACITY, capacity_for
@@ -92,7 +93,7 @@ class VectorIndex(Searching, MatrixFill):
         self._hnsw = self._empty(MIN_CAPACITY)
         self._mirror = Mirror(dim)
         self._scopes = Scopes(dim)
-        self._deleted: set[int] = set()
+        self._deleted = JournaledSet()
         # Graph inserts not made yet, in the order they were asked for (see ``add``), and the
         # labels they bring that the graph does not hold yet.
         self._backlog: deque[tuple[NDArray[np.uint64], NDArray[np.float32]]] = deque()
@@ -239,7 +240,7 @@ class VectorIndex(Searching, MatrixFill):
                 self._hnsw = fresh
                 self._mirror = mirror
                 self._scopes.clear()
-                self._deleted = set()
+                self._deleted = JournaledSet()
 
     def save(self, last_seq: int) -> None:
         """Write the graph and its sidecar, recording that the log is applied up to ``last_seq``.
@@ -322,7 +323,7 @@ class VectorIndex(Searching, MatrixFill):
         if hnsw is None:
             return None
         index._hnsw = hnsw
-        index._deleted = set(meta.deleted)
+        index._deleted = JournaledSet(meta.deleted)
         index.last_seq = meta.last_seq
         found = None if stored is None else stored(meta.last_seq)
         if found is not None and index._fill_from(found):

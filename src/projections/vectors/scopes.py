@@ -3,9 +3,12 @@
 An exact scan of a scope gathered its rows out of the index's matrix on every search and every
 write decision: for a container of 1,250 versions that copy (1.3 MB) cost more than the scan.
 A scope keeps its own contiguous copy and, on each use, is brought up to the label set it is
-given by set differences: new labels are appended, gone ones swapped out, so a write costs the
-scope one row rather than a new gather. The label set given is the truth; the scope key only
-says which copy to start from, so a stale or wrong key costs time, never a wrong answer.
+given: new labels are appended, gone ones swapped out, so a write costs the scope one row
+rather than a new gather. What changed is read from the sets' journals when they keep one
+(``JournaledSet``: a container's live rows, the index's deleted labels), else found by set
+differences (two of them cost 0.3 ms at 10k labels, more than the scan). The label sets given
+are the truth; the scope key only says which copy to start from, so a stale or wrong key costs
+time, never a wrong answer.
 
 Rows are compared by label after the scan (best similarity, then smallest label), so their
 order inside a scope never shows in a result. Guarded by the caller's lock.
@@ -20,6 +23,8 @@ from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
+
+from ..journaled import JournaledSet
 
 # Rows kept over all scopes (~200 MB of 256-d float32): enough for every container of a
 # 100k-memory store, which a round of writes to 8 containers touches in turn. The least
@@ -41,10 +46,14 @@ class Source(Protocol):
 
 
 class _Scope:
-    __slots__ = ("_position", "labels", "matrix", "members", "size")
+    __slots__ = ("_position", "labels", "matrix", "members", "seen", "size", "waiting")
 
     def __init__(self, dim: int) -> None:
         self.members: set[int] = set()
+        # Labels wanted but not stored in the source yet: looked at again on each use.
+        self.waiting: set[int] = set()
+        # The sets last brought up to, and their journals' versions then.
+        self.seen: tuple[AbstractSet[int], AbstractSet[int], int | None, int | None] | None = None
         self._position: dict[int, int] | None = None  # label -> row, built on the first drop
         self.labels = np.empty(0, dtype=np.int64)
         self.matrix = np.empty((0, dim), dtype=np.float32)
@@ -101,20 +110,27 @@ class Scopes:
         self._scopes.clear()
 
     def rows(
-        self, key: Hashable, wanted: AbstractSet[int], source: Source
+        self, key: Hashable, allowed: AbstractSet[int], deleted: AbstractSet[int], source: Source
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-        """The labels of ``wanted`` that ``source`` stores and their vectors, as one contiguous
-        matrix; a stored row overwritten since (``source.generation``) voids every copy."""
+        """The labels of ``allowed`` but not ``deleted`` that ``source`` stores, and their
+        vectors, as one contiguous matrix; a stored row overwritten since
+        (``source.generation``) voids every copy. When both sets keep a journal
+        (``JournaledSet``) and are the ones the scope last saw, only the labels they changed
+        since are looked at again."""
         if source.generation != self._generation:
             self._scopes.clear()
             self._generation = source.generation
         scope = self._scopes.pop(key, None)
+        # Read before the sets: a change made while this runs is looked at again next time.
+        stamp = _stamp(allowed), _stamp(deleted)
         if scope is None:
             scope = _Scope(self._dim)
-            _gather(scope, wanted, source)
-        else:
+            _gather(scope, _wanted(allowed, deleted), source)
+        elif not _caught_up(scope, allowed, deleted, stamp, source):
+            wanted = _wanted(allowed, deleted)
             row_of = source.row_of
-            added = [label for label in wanted - scope.members if label in row_of]
+            new = wanted - scope.members
+            added = [label for label in new if label in row_of]
             gone = scope.members - wanted
             if len(added) + len(gone) > REGATHER_SHARE * max(scope.size, 64):
                 _gather(scope, wanted, source)
@@ -123,6 +139,8 @@ class Scopes:
                     scope.drop(label)
                 if added:
                     scope.append(added, source.matrix[[row_of[label] for label in added]])
+                scope.waiting = {label for label in new if label not in row_of}
+        scope.seen = (allowed, deleted, *stamp)
         self._scopes[key] = scope
         self._evict()
         return scope.labels[: scope.size], scope.matrix[: scope.size]
@@ -137,3 +155,54 @@ class Scopes:
 def _gather(scope: _Scope, wanted: AbstractSet[int], source: Source) -> None:
     rows = source.rows_of(wanted)
     scope.fill(source.labels[rows], source.matrix[rows])
+    scope.waiting = set(wanted) - scope.members if len(rows) < len(wanted) else set()
+
+
+def _wanted(allowed: AbstractSet[int], deleted: AbstractSet[int]) -> AbstractSet[int]:
+    return allowed - deleted if deleted else frozenset(allowed)
+
+
+def _stamp(labels: AbstractSet[int]) -> int | None:
+    return labels.version if isinstance(labels, JournaledSet) else None
+
+
+def _caught_up(
+    scope: _Scope,
+    allowed: AbstractSet[int],
+    deleted: AbstractSet[int],
+    stamp: tuple[int | None, int | None],
+    source: Source,
+) -> bool:
+    """Bring ``scope`` up to ``allowed`` less ``deleted`` by their journals, if it last saw
+    these very sets and both journals reach back to then; else leave it as it was."""
+    if scope.seen is None:
+        return False
+    seen_allowed, seen_deleted, allowed_version, deleted_version = scope.seen
+    if seen_allowed is not allowed or seen_deleted is not deleted:
+        return False
+    if not (isinstance(allowed, JournaledSet) and isinstance(deleted, JournaledSet)):
+        return False
+    assert allowed_version is not None and deleted_version is not None
+    in_allowed = allowed.changed_since(allowed_version)
+    in_deleted = deleted.changed_since(deleted_version)
+    if in_allowed is None or in_deleted is None:
+        return False
+    changed = scope.waiting.union(in_allowed, in_deleted)
+    if len(changed) > REGATHER_SHARE * max(scope.size, 64):
+        return False
+    row_of = source.row_of
+    added: list[int] = []
+    waiting: set[int] = set()
+    for label in changed:
+        wanted = label in allowed and label not in deleted
+        if wanted and label not in scope.members:
+            if label in row_of:
+                added.append(label)
+            else:
+                waiting.add(label)
+        elif not wanted and label in scope.members:
+            scope.drop(label)
+    if added:
+        scope.append(added, source.matrix[[row_of[label] for label in added]])
+    scope.waiting = waiting
+    return True

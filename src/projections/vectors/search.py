@@ -20,6 +20,7 @@ import hnswlib
 import numpy as np
 from numpy.typing import NDArray
 
+from ..journaled import JournaledSet
 from .exact import EXACT_CHUNK, EXACT_SCAN_MAX, Mirror, clamp, top_k, top_k_many
 from .scopes import Scopes
 
@@ -39,7 +40,7 @@ class Searching:
     _hnsw: hnswlib.Index
     _mirror: Mirror
     _scopes: Scopes
-    _deleted: set[int]
+    _deleted: JournaledSet
     _queued: Counter[int]
     _unindexed: set[int]
 
@@ -165,8 +166,7 @@ class Searching:
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         """The labels and unit vectors of ``allowed`` (live ones), kept as ``scope``; caller
         holds ``_lock``. The set difference is one C call: see ``search`` on live sets."""
-        wanted = allowed - self._deleted if self._deleted else frozenset(allowed)
-        return self._scopes.rows(scope, wanted, self._mirror)
+        return self._scopes.rows(scope, allowed, self._deleted, self._mirror)
 
     def _exact(
         self, query: NDArray[np.float32], k: int, allowed: Callable[[int], bool] | None
