@@ -5,7 +5,6 @@ what a trace records of the query and the indexes it read."""
 from __future__ import annotations
 
 import contextlib
-import difflib
 import functools
 import hashlib
 import re
@@ -13,6 +12,7 @@ import time
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 
+import cydifflib
 import msgspec
 import numpy as np
 import numpy.typing as npt
@@ -169,7 +169,7 @@ def asks_of_older(query: str, texts: Mapping[int, str]) -> Callable[[int, int], 
         if not asked_only_older:
             return False
         a, b = sequences.get(older, []), sequences.get(newer, [])
-        matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        matcher = cydifflib.SequenceMatcher(None, a, b, autojunk=False)  # difflib's, compiled
         return any(
             tag == "replace"
             and i2 - i1 <= SWAPPED_WORDS

@@ -3,10 +3,11 @@ prepared once for a judgement, and the word by word alignment of two texts."""
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 from typing import NamedTuple
+
+import cydifflib
 
 # Closed-class words: they carry no subject of their own.
 FUNCTION_WORDS = frozenset(
@@ -227,7 +228,9 @@ def stems_of(text: list[str]) -> set[str]:
 
 def opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
     """The alignment of two word lists; adjacent changed stretches are one region."""
-    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    # cydifflib: difflib's algorithm compiled, the same alignments (checked on 60,000 pairs of
+    # stored facts and chat turns) in a quarter of the time; a write aligns about nine pairs.
+    ops = cydifflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
     merged: list[tuple[str, int, int, int, int]] = []
     for tag, i1, i2, j1, j2 in ops:
         if merged and tag != "equal" and merged[-1][0] != "equal":
