@@ -3,9 +3,11 @@ corpus with the real embedders, no distinct fact ever judged the same as another
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 
+import cydifflib
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -332,3 +334,33 @@ def test_no_distinct_pair_of_the_corpus_is_judged_the_same(tier: str) -> None:
     assert hidden == []
     duplicates = [p for p in pairs if p["label"] == "duplicate"]
     assert all(judge(p["old"], p["new"], 1.0, gates).verdict == "same" for p in duplicates)
+
+
+_VOCAB = st.sampled_from(
+    [
+        "the",
+        "a",
+        "cat",
+        "dog",
+        "moved",
+        "to",
+        "paris",
+        "now",
+        "lives",
+        "in",
+        "berlin",
+        "not",
+        "42",
+        "x",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(a=st.lists(_VOCAB, max_size=14), b=st.lists(_VOCAB, max_size=14))
+def test_the_alignment_is_difflibs(a: list[str], b: list[str]) -> None:
+    """The compiled alignment the judgement reads gives difflib's own opcodes: a release of it
+    that aligned otherwise would change verdicts without a word of the rules changing."""
+    expected = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    found = cydifflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    assert [tuple(op) for op in found] == [tuple(op) for op in expected]
