@@ -96,23 +96,47 @@ def _compile(patterns: list[str]) -> list[re.Pattern[str]]:
     return [re.compile(p, re.DOTALL) for p in patterns]
 
 
+_LEADING_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
+
+
+def _any_of(patterns: list[re.Pattern[str]]) -> re.Pattern[str]:
+    """One pattern that finds a match wherever one of ``patterns`` would: a text none of a
+    reason's rules match (nearly every text) is passed over in one scan, about half the time
+    of asking each rule. A rule's leading flags (``(?m)``) are scoped to it."""
+    either = []
+    for pattern in patterns:
+        flags = _LEADING_FLAGS.match(pattern.pattern)
+        if flags is None:
+            either.append(f"(?:{pattern.pattern})")
+        else:
+            either.append(f"(?{flags.group(1)}:{pattern.pattern[flags.end() :]})")
+    return re.compile("|".join(either), re.DOTALL)
+
+
 # Each reason with its rules, and whether they are read per clause with the user's-own
-# exception (directives), or over the whole text (markers, markup, addresses).
-_CLAUSE_RULES: list[tuple[str, list[re.Pattern[str]]]] = [
-    ("override_instructions", _compile(OVERRIDE)),
-    ("always_answer", _compile(ALWAYS)),
-    ("sleeper_trigger", _compile(SLEEPER)),
-    ("role_hijack", _compile(ROLE_HIJACK)),
-    ("secret_request", _compile(SECRET_REQUEST)),
-    ("encoded_instructions", _compile(ENCODED)),
-    ("tool_command", _compile(TOOL_COMMAND)),
+# exception (directives), or over the whole text (markers, markup, addresses); each with the
+# pattern that finds any of its rules (``_any_of``).
+_CLAUSE_RULES: list[tuple[str, list[re.Pattern[str]], re.Pattern[str]]] = [
+    (reason, rules, _any_of(rules))
+    for reason, rules in (
+        ("override_instructions", _compile(OVERRIDE)),
+        ("always_answer", _compile(ALWAYS)),
+        ("sleeper_trigger", _compile(SLEEPER)),
+        ("role_hijack", _compile(ROLE_HIJACK)),
+        ("secret_request", _compile(SECRET_REQUEST)),
+        ("encoded_instructions", _compile(ENCODED)),
+        ("tool_command", _compile(TOOL_COMMAND)),
+    )
 ]
-_TEXT_RULES: list[tuple[str, list[re.Pattern[str]]]] = [
-    ("role_marker", _compile(ROLE_MARKER)),
-    ("chat_template", _compile(CHAT_TEMPLATE)),
-    ("url_exfiltration", _compile(URL_EXFIL)),
-    ("future_agent_address", _compile(FUTURE_AGENT)),
-    ("hidden_text", _compile(HIDDEN_MARKUP)),
+_TEXT_RULES: list[tuple[str, list[re.Pattern[str]], re.Pattern[str]]] = [
+    (reason, rules, _any_of(rules))
+    for reason, rules in (
+        ("role_marker", _compile(ROLE_MARKER)),
+        ("chat_template", _compile(CHAT_TEMPLATE)),
+        ("url_exfiltration", _compile(URL_EXFIL)),
+        ("future_agent_address", _compile(FUTURE_AGENT)),
+        ("hidden_text", _compile(HIDDEN_MARKUP)),
+    )
 ]
 
 
@@ -122,7 +146,9 @@ def _rules(views: Views) -> list[Evidence]:
         # Clauses by lines and by sentences, and by sentences alone: an order split over
         # lines ("Ignore all\n\nprevious instructions") is read whole.
         for clause in dict.fromkeys([*clauses_of(text), *clauses_of(text.replace("\n", " "))]):
-            for reason, patterns in _CLAUSE_RULES:
+            for reason, patterns, any_of in _CLAUSE_RULES:
+                if any_of.search(clause) is None:
+                    continue
                 for pattern in patterns:
                     m = pattern.search(clause)
                     if m and not (
@@ -131,7 +157,9 @@ def _rules(views: Views) -> list[Evidence]:
                         found.append(Evidence(reason=reason, span=short(m.group())))
                         break
             found.extend(exfiltration(clause))
-        for reason, patterns in _TEXT_RULES:
+        for reason, patterns, any_of in _TEXT_RULES:
+            if any_of.search(text) is None:
+                continue
             for pattern in patterns:
                 m = pattern.search(text)
                 if m:
