@@ -32,6 +32,11 @@ class JournaledSet(set[int]):
         # whole when trimmed, so a reader holding the pair reads a consistent one.
         self._journal: tuple[int, list[int]] = (0, [])
 
+    def __reduce__(self) -> tuple[type[JournaledSet], tuple[list[int]]]:
+        """A copy (or pickle) starts a journal of its own: one shared would record the
+        copy's changes as the original's."""
+        return (JournaledSet, (list(self),))
+
     def _changed(self, label: int) -> None:
         base, labels = self._journal
         labels.append(label)

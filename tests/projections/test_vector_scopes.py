@@ -4,13 +4,13 @@ changes (``JournaledSet``, as a container's live rows do) and the scope catches 
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import pytest
 
 from mnemolog.projections import journaled
 from mnemolog.projections.journaled import JournaledSet
@@ -134,6 +134,9 @@ def test_a_journal_names_what_changed_and_says_when_it_no_longer_reaches_back(
         labels.add(label)
     assert labels.changed_since(start) is None  # trimmed past it: compare whole sets
     assert labels.changed_since(labels.version - 2) == [18, 19]
+    copied = copy.copy(labels)  # a journal of its own
+    copied.add(99)
+    assert labels.changed_since(labels.version) == [] and 99 not in labels
 
 
 def test_a_scope_following_a_journal_sees_labels_removed_from_the_index() -> None:
