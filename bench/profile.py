@@ -248,7 +248,29 @@ def profile(size: int, writes: int, searches: int, workdir: Path) -> dict[str, A
     return found
 
 
-def page(runs: list[dict[str, Any]], command: str) -> str:
+def machine_reference_ms() -> float:
+    """The median time of a fixed pure-Python loop: the same code ran twice as slow on this
+    shared machine from one day to the next, so a page says how fast its machine was."""
+    times = []
+    for _ in range(7):
+        started = time.perf_counter()
+        sum(i * i for i in range(300_000))
+        times.append(time.perf_counter() - started)
+    return round(statistics.median(times) * 1000, 2)
+
+
+def revision() -> str:
+    found = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=Path(__file__).resolve().parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return found.stdout.strip() or "unknown"
+
+
+def page(runs: list[dict[str, Any]], command: str, machine: dict[str, Any]) -> str:
     sizes = [run["size"] for run in runs]
     head = "| stage | " + " | ".join(f"{s:,}" for s in sizes) + " |\n"
     rule = "|---|" + "---:|" * len(sizes) + "\n"
@@ -284,6 +306,12 @@ def page(runs: list[dict[str, Any]], command: str) -> str:
         " timed). One container filled to each size through the write path, then single writes"
         " and searches timed, p50 in milliseconds, fast tier. Batched fill rate in process:"
         f" {fill}.\n\n"
+        f"Code {machine['revision']}. The machine's speed: a fixed pure-Python loop"
+        f" (`machine_reference_ms`) took {machine['reference_ms'][0]} ms at the start and"
+        f" {machine['reference_ms'][1]} ms at the end (load average"
+        f" {machine['load'][0]:.1f} and {machine['load'][1]:.1f}). Compare two pages by it: where"
+        " it ran twice as long, every figure is about twice as large for the same code."
+        " `bench/instructions.py` counts instructions instead, which the machine does not move.\n\n"
         "## A single write (`POST /memories`, one memory)\n\n"
         + head
         + rule
@@ -331,13 +359,20 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="Print every figure as JSON.")
     args = parser.parse_args()
     workdir = args.dir or Path(tempfile.mkdtemp(prefix="mnemolog-profile-"))
+    reference, load = [machine_reference_ms()], [os.getloadavg()[0]]
     runs = [profile(size, args.writes, args.searches, workdir) for size in args.sizes]
+    reference.append(machine_reference_ms())
+    load.append(os.getloadavg()[0])
+    machine = {"revision": revision(), "reference_ms": reference, "load": load}
     command = "python bench/profile.py " + " ".join(
         ["--sizes", *map(str, args.sizes), "--writes", str(args.writes)]
     )
     if args.out is not None:
-        args.out.write_text(page(runs, command))
-    print(json.dumps(runs, indent=2) if args.json else page(runs, command))
+        args.out.write_text(page(runs, command, machine))
+    if args.json:
+        print(json.dumps({"machine": machine, "runs": runs}, indent=2))
+    else:
+        print(page(runs, command, machine))
 
 
 if __name__ == "__main__":
