@@ -113,31 +113,40 @@ def _any_of(patterns: list[re.Pattern[str]]) -> re.Pattern[str]:
     return re.compile("|".join(either), re.DOTALL)
 
 
-# Each reason with its rules, and whether they are read per clause with the user's-own
-# exception (directives), or over the whole text (markers, markup, addresses); each with the
-# pattern that finds any of its rules (``_any_of``).
-_CLAUSE_RULES: list[tuple[str, list[re.Pattern[str]], re.Pattern[str]]] = [
-    (reason, rules, _any_of(rules))
-    for reason, rules in (
-        ("override_instructions", _compile(OVERRIDE)),
-        ("always_answer", _compile(ALWAYS)),
-        ("sleeper_trigger", _compile(SLEEPER)),
-        ("role_hijack", _compile(ROLE_HIJACK)),
-        ("secret_request", _compile(SECRET_REQUEST)),
-        ("encoded_instructions", _compile(ENCODED)),
-        ("tool_command", _compile(TOOL_COMMAND)),
-    )
-]
-_TEXT_RULES: list[tuple[str, list[re.Pattern[str]], re.Pattern[str]]] = [
-    (reason, rules, _any_of(rules))
-    for reason, rules in (
-        ("role_marker", _compile(ROLE_MARKER)),
-        ("chat_template", _compile(CHAT_TEMPLATE)),
-        ("url_exfiltration", _compile(URL_EXFIL)),
-        ("future_agent_address", _compile(FUTURE_AGENT)),
-        ("hidden_text", _compile(HIDDEN_MARKUP)),
-    )
-]
+Rules = list[tuple[str, list[re.Pattern[str]], re.Pattern[str]]]
+
+
+def _reasons(patterns: dict[str, list[str]]) -> Rules:
+    """Each reason with its rules, compiled, and the pattern that finds any of them."""
+    found: Rules = []
+    for reason, written in patterns.items():
+        rules = _compile(written)
+        found.append((reason, rules, _any_of(rules)))
+    return found
+
+
+# Each reason with its rules, read per clause with the user's-own exception (directives), or
+# over the whole text (markers, markup, addresses).
+_CLAUSE_RULES = _reasons(
+    {
+        "override_instructions": OVERRIDE,
+        "always_answer": ALWAYS,
+        "sleeper_trigger": SLEEPER,
+        "role_hijack": ROLE_HIJACK,
+        "secret_request": SECRET_REQUEST,
+        "encoded_instructions": ENCODED,
+        "tool_command": TOOL_COMMAND,
+    }
+)
+_TEXT_RULES = _reasons(
+    {
+        "role_marker": ROLE_MARKER,
+        "chat_template": CHAT_TEMPLATE,
+        "url_exfiltration": URL_EXFIL,
+        "future_agent_address": FUTURE_AGENT,
+        "hidden_text": HIDDEN_MARKUP,
+    }
+)
 
 
 def _rules(views: Views) -> list[Evidence]:
