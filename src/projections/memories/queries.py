@@ -64,11 +64,13 @@ class MemoryQueries(MemoryAudit):
         live = self._live.get(container_tag)
         if live is not None:
             return live
-        live = JournaledSet()
         rows = self._conn.execute(self._LIVE_SQL + " AND v.container_tag = ?", (container_tag,))
+        found: list[int] = []
         for memory_id, _, row_id in rows:
-            live.add(row_id)
+            found.append(row_id)
             self._live_row[memory_id] = (container_tag, row_id)
+        # Made whole: rows read are no changes for the journal to keep.
+        live = JournaledSet(found)
         if not live:
             return _EMPTY  # not kept: any container name may be asked for
         self._live[container_tag] = live
