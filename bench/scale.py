@@ -74,6 +74,7 @@ FIGURES = [
     ("bytes_per_memory", "bytes/memory", "{:,.0f}", False),
     ("rss_mib", "peak RSS, MiB", "{:,.0f}", False),
     ("boot_s", "boot, s", "{:.2f}", False),
+    ("rebuild_s", "rebuild, s", "{:,.0f}", False),
 ]
 
 
@@ -142,7 +143,43 @@ class Server:
         self.proc.wait(timeout=300)
 
 
-def run_mnemolog(plan: Plan, facts: list[Fact], workdir: Path) -> dict[str, float]:
+def parts(data_dir: Path, memories: int) -> dict[str, float]:
+    """Allocated bytes per memory of each top folder (and each projection) of a store."""
+    found: dict[str, float] = {}
+    for top in sorted(data_dir.iterdir()):
+        inner = sorted(top.iterdir()) if top.name == "projections" else [top]
+        for path in inner:
+            size = allocated(path) if path.is_dir() else path.stat().st_blocks * 512
+            name = path.relative_to(data_dir).as_posix().split(".")[0]
+            found[name] = found.get(name, 0.0) + size / memories
+    return found
+
+
+def rebuild(data_dir: Path) -> float:
+    """Seconds ``mnemolog rebuild`` takes on the stopped store: every projection from the log."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [MNEMOLOG, "rebuild", "--data-dir", str(data_dir)],
+        env={**os.environ, "MNEMOLOG_EMBEDDER": "fast"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"mnemolog rebuild failed: {done.stderr[-2000:]}")
+    return time.perf_counter() - started
+
+
+def run_mnemolog(
+    plan: Plan,
+    facts: list[Fact],
+    workdir: Path,
+    *,
+    rebuilt: bool = False,
+    keep: Path | None = None,
+) -> dict[str, float]:
+    """The figures of mnemolog at ``plan``; ``rebuilt``: also time a rebuild of the filled store;
+    ``keep``: move the store there instead of deleting it."""
     data_dir = workdir / "mnemolog"
     server = Server(data_dir)
     ids: dict[int, str] = {}
@@ -206,10 +243,17 @@ def run_mnemolog(plan: Plan, facts: list[Fact], workdir: Path) -> dict[str, floa
     finally:
         server.stop()
     stored = allocated(data_dir)
+    by_part = parts(data_dir, at)
+    progress("  bytes/memory by part: " + ", ".join(f"{k} {v:,.0f}" for k, v in by_part.items()))
     again = Server(data_dir)
     again.stop()
-    shutil.rmtree(data_dir)
+    rebuild_s = {"rebuild_s": rebuild(data_dir)} if rebuilt else {}
+    if keep is None:
+        shutil.rmtree(data_dir)
+    else:
+        shutil.move(data_dir, keep)
     return {
+        **rebuild_s,
         "memories": at,
         "fill_per_s": plan.size / fill_s,
         "single_per_s": plan.singles / singles_s,
@@ -522,6 +566,8 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, help="where the stores go (a temporary dir inside)")
     parser.add_argument("--out", type=Path, help="write the section into this page")
     parser.add_argument("--json", type=Path, help="write every figure of every round here")
+    parser.add_argument("--rebuild", action="store_true", help="time a rebuild of each store")
+    parser.add_argument("--keep", type=Path, help="move mnemolog's last store here, not delete")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     peer = args.peer_src is not None and args.peer_python is not None
@@ -552,7 +598,10 @@ def main() -> None:
             for n in range(args.rounds):
                 found: dict[str, dict[str, float]] = {}
                 progress(f"{size:,}, round {n + 1}: mnemolog")
-                found[SYSTEMS[0]] = run_mnemolog(plan, facts, work)
+                last = size == sizes[-1] and n == args.rounds - 1
+                found[SYSTEMS[0]] = run_mnemolog(
+                    plan, facts, work, rebuilt=args.rebuild, keep=args.keep if last else None
+                )
                 if peer:
                     progress(f"{size:,}, round {n + 1}: SuperLocalMemory V2")
                     found[SYSTEMS[1]] = run_peer(
