@@ -191,9 +191,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         Meta(
             ge=1,
             description="Log records between two snapshots of the memories projection (kept "
-            "under `snapshots/`, the newest three, without vectors), so that `mnemolog replay "
-            "--as-of` folds from the nearest snapshot instead of from the first record. Erasure "
-            "scrubs them. See [replay.md](replay.md).",
+            "under `snapshots/`, the newest three, without vectors, compressed), so that "
+            "`mnemolog replay --as-of` folds from the nearest snapshot instead of from the first "
+            "record. Erasure scrubs them. See [replay.md](replay.md).",
         ),
     ] = 20_000
     upstream_base_url: (

@@ -22,7 +22,7 @@ from ..eventlog.port import UNSHARED
 from ..eventlog.scratch import new_scratch
 from ..projections.fulltext.index import FullTextIndex
 from ..projections.memories.projection import MemoryProjection
-from ..projections.memories.snapshots import snapshot_files
+from ..projections.memories.snapshots import restore, snapshot_files
 from ..projections.readmodels import ReadModels
 from ..projections.runner import ProjectionRunner
 from ..projections.trust.rows import TrustParams
@@ -184,7 +184,7 @@ class MemoriesAt:
         self.path = self.folder / "memories.sqlite3"
         try:
             if snapshot is not None:
-                shutil.copyfile(snapshot, self.path)
+                restore(snapshot, self.path)
             self.memories = MemoryProjection(self.path, sealer)
         except BaseException:
             shutil.rmtree(self.folder, ignore_errors=True)

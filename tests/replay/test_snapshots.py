@@ -16,12 +16,13 @@ from mnemolog.eventlog.scratch import scratch_root
 from mnemolog.memory import NewMemory, WriteOutcome, world
 from mnemolog.memory.world import MemoriesAt
 from mnemolog.projections.memories import snapshots
-from mnemolog.projections.memories.snapshots import DEFAULT_KEEP, snapshot_files
+from mnemolog.projections.memories.snapshots import DEFAULT_KEEP, restore, snapshot_files
 from mnemolog.replay.believed import believed
 from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 
 ACTOR = Actor(agent_id="agent-snapshots", protocol="rest")
+SECRET = "Ada's safe combination is 31-07-1982"
 
 
 def write_batches(runtime: Runtime, batches: int) -> list[WriteOutcome]:
@@ -36,6 +37,17 @@ def write_batches(runtime: Runtime, batches: int) -> list[WriteOutcome]:
         written += runtime.core.writes.write(f"c{batch % 2}", items, ACTOR)
         runtime.core.snapshots.wait_idle()
     return written
+
+
+def secret_then_fillers(runtime: Runtime, secret: str, fillers: int) -> WriteOutcome:
+    """Write ``secret``, then ``fillers`` facts one at a time, so that snapshots hold it."""
+    target = runtime.core.writes.write("c", [NewMemory(content=secret)], ACTOR)[0]
+    for i in range(fillers):
+        runtime.core.writes.write(
+            "c", [NewMemory(content=f"Filler fact number {i} about gardening")], ACTOR
+        )
+    runtime.core.snapshots.wait_idle()
+    return target
 
 
 def newest_at_or_before(folder: Path, seq: int) -> int:
@@ -115,17 +127,13 @@ def test_a_snapshot_pruned_while_a_replay_starts_falls_back_to_an_older_one(
 
 def test_an_erase_scrubs_every_snapshot_before_it_returns(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    secret = "Ada's safe combination is 31-07-1982"
+    secret = SECRET
     runtime = Runtime(Settings(data_dir=data_dir, embedder="quality", snapshot_every=4))
     try:
-        target = runtime.core.writes.write("c", [NewMemory(content=secret)], ACTOR)[0]
-        for i in range(5):
-            runtime.core.writes.write(
-                "c", [NewMemory(content=f"Filler fact number {i} about gardening")], ACTOR
-            )
-        runtime.core.snapshots.wait_idle()
+        target = secret_then_fillers(runtime, secret, 5)
         found = snapshot_files(data_dir / "snapshots")
-        assert any(secret.encode() in path.read_bytes() for _, path in found)
+        assert all(path.suffix == ".zst" for _, path in found)
+        assert any(secret.encode() in readable_bytes(path) for _, path in found)
         runtime.core.chains.erase(target.memory_id, ACTOR)
         assert files_holding(data_dir, secret.encode()) == []
     finally:
@@ -169,7 +177,7 @@ def test_an_erase_reaches_a_snapshot_still_being_taken(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data_dir = tmp_path / "data"
-    secret = "Ada's safe combination is 31-07-1982"
+    secret = SECRET
     runtime = Runtime(Settings(data_dir=data_dir, embedder="quality", snapshot_every=1))
     try:
         target = runtime.core.writes.write("c", [NewMemory(content=secret)], ACTOR)[0]
@@ -185,14 +193,79 @@ def test_an_erase_reaches_a_snapshot_still_being_taken(
     assert files_holding(data_dir, secret.encode()) == []
 
 
+def readable_bytes(path: Path) -> bytes:
+    """A file's bytes as anyone could read them: a compressed snapshot decompressed."""
+    if path.suffix != ".zst":
+        return path.read_bytes()
+    plain = path.with_name(path.name + ".read")
+    try:
+        restore(path, plain)
+        return plain.read_bytes()
+    finally:
+        plain.unlink(missing_ok=True)
+
+
 def files_holding(folder: Path, needle: bytes) -> list[Path]:
-    """Files under ``folder`` whose bytes hold ``needle``; one that vanishes while it is being
-    read (a snapshot pruned, a copy renamed into place) holds nothing any more."""
+    """Files under ``folder`` whose bytes (decompressed, for a snapshot) hold ``needle``; one
+    that vanishes while it is being read (a snapshot pruned, a copy renamed into place) holds
+    nothing any more."""
     found = []
     for path in folder.rglob("*"):
         try:
-            if path.is_file() and needle in path.read_bytes():
+            if path.is_file() and needle in readable_bytes(path):
                 found.append(path)
         except FileNotFoundError:
             continue
     return found
+
+
+def test_a_snapshot_is_compressed_and_holds_no_vectors(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    runtime = Runtime(Settings(data_dir=data_dir, embedder="quality", snapshot_every=8))
+    try:
+        write_batches(runtime, 3)
+        seq, path = snapshot_files(data_dir / "snapshots")[-1]
+        plain = tmp_path / "plain.sqlite3"
+        restore(path, plain)
+        assert path.stat().st_size < plain.stat().st_size
+        conn = sqlite3.connect(plain)
+        try:
+            assert conn.execute("SELECT count(*) FROM vectors").fetchone() == (0,)
+            assert conn.execute("SELECT count(*) FROM versions").fetchone()[0] > 0
+        finally:
+            conn.close()
+        state = MemoriesAt.nearest(
+            runtime.log, runtime.sealer, scratch_root(data_dir), seq, data_dir / "snapshots"
+        )
+        try:
+            assert state.started_from == seq
+            assert state.memories.last_seq() == seq
+        finally:
+            state.close()
+    finally:
+        runtime.close()
+
+
+def test_a_snapshot_taken_uncompressed_is_still_read_and_scrubbed(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    secret = SECRET
+    runtime = Runtime(Settings(data_dir=data_dir, embedder="quality", snapshot_every=4))
+    try:
+        target = secret_then_fillers(runtime, secret, 4)
+        # What a store written before compression holds: the plain SQLite file.
+        for seq, path in snapshot_files(data_dir / "snapshots"):
+            restore(path, path.with_name(f"memories-{seq:012d}.sqlite3"))
+            path.unlink()
+        seq, older = snapshot_files(data_dir / "snapshots")[-1]
+        assert older.suffix == ".sqlite3" and secret.encode() in older.read_bytes()
+        state = MemoriesAt.nearest(
+            runtime.log, runtime.sealer, scratch_root(data_dir), seq, data_dir / "snapshots"
+        )
+        try:
+            assert state.started_from == seq
+        finally:
+            state.close()
+        runtime.core.chains.erase(target.memory_id, ACTOR)
+        assert files_holding(data_dir, secret.encode()) == []
+    finally:
+        runtime.close()

@@ -2,8 +2,12 @@
 
 Every ``every`` records the server copies ``memories.sqlite3`` (SQLite's online backup, from
 its own read connection: a consistent copy that does not stop writes) to
-``snapshots/memories-<seq>.sqlite3``; a replay as of T opens the newest snapshot at or before
-T and folds only the records after it. The newest ``keep`` snapshots are kept.
+``snapshots/memories-<seq>.sqlite3.zst``; a replay as of T opens the newest snapshot at or
+before T and folds only the records after it. The newest ``keep`` snapshots are kept.
+
+A snapshot is small: no vectors (a replay as of an instant never reads them), and the file
+compressed with zstd: at 100k memories 288 bytes a memory instead of 698. A snapshot taken
+before compression (``.sqlite3``) is read and scrubbed as it is.
 
 A snapshot holds memory text, so erasure must reach it: this is a projection in the server's
 runner, and when it applies an erase it scrubs that subject out of every snapshot before the
@@ -19,7 +23,9 @@ from __future__ import annotations
 
 import logging
 import re
+import shutil
 import sqlite3
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,12 +35,21 @@ from ...eventlog.events import SubjectErased
 from ...eventlog.scratch import clear_stale
 from ..sqlite import connect, scrub
 
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
+
 log = logging.getLogger(__name__)
 
 DEFAULT_EVERY = 20_000
 DEFAULT_KEEP = 3
 _PERSIST_EVERY = 1000  # records between two writes of the position file
-_NAME = re.compile(r"^memories-(\d{12})\.sqlite3$")
+_NAME = re.compile(r"^memories-(\d{12})\.sqlite3(\.zst)?$")
+_COMPRESSED = ".zst"
+# zstd's level 1: at 100k memories 0.3 s for a 3.2x smaller file; level 9 gained 6% in 4 s.
+_LEVEL = 1
+_BLOCK = 1 << 20
 
 
 def snapshot_files(directory: Path) -> list[tuple[int, Path]]:
@@ -47,6 +62,31 @@ def snapshot_files(directory: Path) -> list[tuple[int, Path]]:
         if match:
             found.append((int(match.group(1)), path))
     return sorted(found)
+
+
+def restore(snapshot: Path, target: Path) -> None:
+    """Write the SQLite file of ``snapshot`` at ``target``: decompressed, or copied if it was
+    taken uncompressed. ``FileNotFoundError`` if it is gone (pruned meanwhile)."""
+    if snapshot.suffix != _COMPRESSED:
+        shutil.copyfile(snapshot, target)
+        return
+    with zstd.open(snapshot, "rb") as source, target.open("wb") as out:
+        shutil.copyfileobj(source, out, _BLOCK)
+
+
+def _compress(source: Path, target: Path) -> None:
+    with source.open("rb") as plain, zstd.open(target, "wb", level=_LEVEL) as out:
+        shutil.copyfileobj(plain, out, _BLOCK)
+    target.chmod(0o600)
+
+
+def _slim(conn: sqlite3.Connection) -> None:
+    """Leave out of a copy what a replay never reads: vectors. The indexes stay: made again
+    when a replay opens a copy, they took 0.65 s at 100k memories, and cost 64 bytes a memory
+    compressed."""
+    conn.execute("DELETE FROM vectors")
+    conn.commit()
+    conn.execute("VACUUM")
 
 
 class Snapshots:
@@ -73,7 +113,7 @@ class Snapshots:
         self._erasures = 0  # bumped by each scrub; a copy taken across one is discarded
         self._taker: threading.Thread | None = None
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        for stale in directory.glob("*.tmp"):
+        for stale in directory.glob("*.tmp*"):  # copies, their WAL files, compressed ones
             stale.unlink()
         self._seen = self._read_position()
         self._persisted = self._seen
@@ -138,36 +178,36 @@ class Snapshots:
         with self._lock:
             erasures = self._erasures
         tmp = self._directory / "memories.tmp"
+        packed = self._directory / "memories.tmp.zst"
         try:
             source = sqlite3.connect(f"file:{self._source}?mode=ro", uri=True)
             try:
                 target = sqlite3.connect(tmp)
                 try:
                     source.backup(target)
-                    # A replay as of an instant never reads vectors (it folds the rest from
-                    # the log): leaving them out halves a snapshot.
-                    target.execute("DELETE FROM vectors")
-                    target.commit()
-                    target.execute("VACUUM")
+                    _slim(target)
                     row = target.execute("SELECT value FROM meta WHERE key = 'last_seq'").fetchone()
                 finally:
                     target.close()
             finally:
                 source.close()
             seq = 0 if row is None else int(row[0])
+            if seq:
+                _compress(tmp, packed)
+            tmp.unlink()
             with self._lock:
                 if erasures != self._erasures or seq == 0:
-                    tmp.unlink()
+                    packed.unlink(missing_ok=True)
                     return None
-                tmp.chmod(0o600)
-                tmp.replace(self._directory / f"memories-{seq:012d}.sqlite3")
+                packed.replace(self._directory / f"memories-{seq:012d}.sqlite3{_COMPRESSED}")
                 self._newest = max(self._newest, seq)
                 for _, old in self.all()[: -self._keep]:
                     old.unlink()
             return seq
-        except (OSError, sqlite3.Error) as exc:  # a snapshot is an optimisation: log and go on
+        except (OSError, sqlite3.Error, zstd.ZstdError) as exc:  # an optimisation: log, go on
             log.warning("snapshot of the memories projection failed: %s", exc)
             tmp.unlink(missing_ok=True)
+            packed.unlink(missing_ok=True)
             return None
 
     def scrub(self, events: Sequence[SubjectErased]) -> None:
@@ -184,21 +224,41 @@ class Snapshots:
         with self._lock:
             self._erasures += 1
             for _, path in self.all():
-                conn = connect(path)
-                try:
-                    conn.execute("BEGIN")
-                    for scope, where, arg in targets:
-                        _scrub_subject(conn, scope, where, arg)
-                    conn.execute("COMMIT")
-                    scrub(conn)
-                finally:
-                    conn.close()
+                if path.suffix == _COMPRESSED:
+                    self._scrub_compressed(path, targets)
+                else:
+                    _scrub_file(path, targets)
+
+    def _scrub_compressed(self, path: Path, targets: Sequence[tuple[str, str, str]]) -> None:
+        """Scrub a compressed snapshot: decompressed aside, scrubbed, compressed over it."""
+        plain = self._directory / "scrubbing.tmp"
+        packed = self._directory / "scrubbing.tmp.zst"
+        try:
+            restore(path, plain)
+            _scrub_file(plain, targets)
+            _compress(plain, packed)
+            packed.replace(path)
+        finally:
+            for made in self._directory.glob("scrubbing.tmp*"):
+                made.unlink()
 
     def _read_position(self) -> int:
         try:
             return int(self._position_file.read_text())
         except (OSError, ValueError):
             return 0
+
+
+def _scrub_file(path: Path, targets: Sequence[tuple[str, str, str]]) -> None:
+    conn = connect(path)
+    try:
+        conn.execute("BEGIN")
+        for scope, where, arg in targets:
+            _scrub_subject(conn, scope, where, arg)
+        conn.execute("COMMIT")
+        scrub(conn)
+    finally:
+        conn.close()
 
 
 def _target(event: SubjectErased) -> tuple[str, str, str] | None:
