@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import random
+import string
 
 from mnemolog.eventlog import Actor, Draft, Sealed
 from mnemolog.eventlog.events import AgentSignal, MemoryWritten
@@ -11,8 +13,13 @@ ACTOR = Actor(agent_id="agent-test", protocol="rest")
 
 
 def signal_draft(label: str, *, size: int = 0, actor: Actor = ACTOR) -> Draft:
-    """A draft whose label identifies it; ``size`` pads the label to about that many bytes."""
-    padded = label if len(label) >= size else label + "." * (size - len(label))
+    """A draft whose label identifies it; ``size`` pads the label to about that many bytes,
+    with letters drawn from the label's own seed: a stored record is compressed, and a
+    padding of one repeated character would leave it a few bytes long."""
+    padded = label
+    if len(label) < size:
+        letters = random.Random(label).choices(string.ascii_letters, k=size - len(label) - 1)
+        padded = label + "." + "".join(letters)
     return Draft(actor, AgentSignal(agent_id=actor.agent_id, signal="neutral", label=padded))
 
 

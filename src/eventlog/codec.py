@@ -101,8 +101,14 @@ class RecordCodec:
 
 def decode_value(seq: int, value: bytes, codec: RecordCodec) -> StoredRecord:
     """Check and decode the stored value found under key ``seq``."""
+    return decode_framed(seq, value, codec)[0]
+
+
+def decode_framed(seq: int, value: bytes, codec: RecordCodec) -> tuple[StoredRecord, bytes]:
+    """Check and decode the stored value found under key ``seq``; with the record's bytes
+    (what its digest is taken over, and an export holds)."""
     digest, data = unframe(seq, value)
     record = codec.decode(seq, data)
     if record.seq != seq:
         raise CorruptRecord(seq, f"record claims seq {record.seq}")
-    return StoredRecord(record, digest.hex())
+    return StoredRecord(record, digest.hex()), data

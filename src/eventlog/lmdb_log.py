@@ -18,13 +18,13 @@ from ..errors import (
     StorageError,
 )
 from .chain import IdempotencyEntry, chain
-from .codec import RecordCodec, decode_value
+from .codec import RecordCodec, decode_framed, decode_value
 from .committed import AppendRequest, GroupCommittedLog, answered_without_append
 from .groupcommit import GroupCommitter
 from .lmdb_env import open_env, storage_failure
 from .notify import HeadNotifier
 from .port import EMPTY_HEAD, Appended, Head
-from .record import DIGEST_SIZE, StoredRecord, seq_key
+from .record import StoredRecord, seq_key
 from .rw_gate import ReadWriteGate
 
 _HEAD_KEY = b"head"
@@ -183,7 +183,7 @@ class LmdbEventLog(GroupCommittedLog):
                     # separator key), never the end of the log.
                     raise CorruptRecord(expected, "missing below the head")
                 framed = bytes(value)
-                out.append((decode_value(expected, framed, self._codec), framed[DIGEST_SIZE:]))
+                out.append(decode_framed(expected, framed, self._codec))
         return out
 
     # --- lifecycle -----------------------------------------------------------------------

@@ -58,7 +58,7 @@ from ..errors import (
     StorageFailed,
 )
 from .chain import IdempotencyEntry, chain
-from .codec import RecordCodec, decode_value
+from .codec import RecordCodec, decode_framed, decode_value
 from .committed import AppendRequest, GroupCommittedLog, answered_without_append
 from .groupcommit import GroupCommitter
 from .notify import HeadNotifier
@@ -77,7 +77,7 @@ from .postgres_log_sql import (
     head_of,
     read_head,
 )
-from .record import DIGEST_SIZE, StoredRecord
+from .record import StoredRecord
 
 __all__ = ["DEFAULT_SCHEMA", "PostgresEventLog"]
 
@@ -346,7 +346,7 @@ class PostgresEventLog(GroupCommittedLog):
             if as_int(found) != expected:
                 raise CorruptRecord(expected, "missing below the head")
             framed = as_bytes(data)
-            out.append((decode_value(expected, framed, self._codec), framed[DIGEST_SIZE:]))
+            out.append(decode_framed(expected, framed, self._codec))
         if out:
             last = out[-1][0]
             self._advance(Head(last.seq, last.digest, last.record.ts))

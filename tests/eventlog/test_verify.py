@@ -12,7 +12,7 @@ import lmdb
 import pytest
 
 from mnemolog.eventlog import LmdbEventLog, verify_log
-from mnemolog.eventlog.record import seq_key
+from mnemolog.eventlog.record import frame, seq_key, unframe
 
 from ..factories import signal_draft
 
@@ -64,10 +64,9 @@ def test_a_record_rewritten_with_a_fresh_checksum_breaks_the_chain(
     path, _ = built
 
     def forge(txn: lmdb.Transaction, db: object) -> None:
-        import hashlib
-
-        value = bytes(txn.get(seq_key(5), db=db))[32:].replace(b"note-4", b"note-X")
-        txn.put(seq_key(5), hashlib.sha256(value).digest() + value, db=db)
+        _, record = unframe(5, bytes(txn.get(seq_key(5), db=db)))
+        assert b"note-4" in record
+        txn.put(seq_key(5), frame(record.replace(b"note-4", b"note-X")), db=db)
 
     tamper(path, forge)
     report = verify_log(path)

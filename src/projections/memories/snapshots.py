@@ -25,20 +25,16 @@ import logging
 import re
 import shutil
 import sqlite3
-import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+
+import zstandard
 
 from ...eventlog import StoredRecord
 from ...eventlog.events import SubjectErased
 from ...eventlog.scratch import clear_stale
 from ..sqlite import connect, scrub
-
-if sys.version_info >= (3, 14):
-    from compression import zstd
-else:
-    from backports import zstd
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +66,13 @@ def restore(snapshot: Path, target: Path) -> None:
     if snapshot.suffix != _COMPRESSED:
         shutil.copyfile(snapshot, target)
         return
-    with zstd.open(snapshot, "rb") as source, target.open("wb") as out:
+    with zstandard.open(snapshot, "rb") as source, target.open("wb") as out:
         shutil.copyfileobj(source, out, _BLOCK)
 
 
 def _compress(source: Path, target: Path) -> None:
-    with source.open("rb") as plain, zstd.open(target, "wb", level=_LEVEL) as out:
+    packer = zstandard.ZstdCompressor(level=_LEVEL)
+    with source.open("rb") as plain, zstandard.open(target, "wb", cctx=packer) as out:
         shutil.copyfileobj(plain, out, _BLOCK)
     target.chmod(0o600)
 
@@ -204,7 +201,7 @@ class Snapshots:
                 for _, old in self.all()[: -self._keep]:
                     old.unlink()
             return seq
-        except (OSError, sqlite3.Error, zstd.ZstdError) as exc:  # an optimisation: log, go on
+        except (OSError, sqlite3.Error, zstandard.ZstdError) as exc:  # an optimisation: log, go on
             log.warning("snapshot of the memories projection failed: %s", exc)
             tmp.unlink(missing_ok=True)
             packed.unlink(missing_ok=True)
