@@ -14,8 +14,14 @@ from hypothesis import strategies as st
 
 from mnemolog.embedding import open_embedder
 from mnemolog.memory.writing.calibration import SHIPPED
-from mnemolog.memory.writing.sameness import Gates, gates_for, judge
-from mnemolog.memory.writing.sameness_words import FUNCTION_WORDS, NEGATIONS, WHEN_WORDS, words
+from mnemolog.memory.writing.sameness import Gates, gates_for, judge, lowest_judged
+from mnemolog.memory.writing.sameness_words import (
+    ATTRIBUTE_OF_CHANGE,
+    FUNCTION_WORDS,
+    NEGATIONS,
+    WHEN_WORDS,
+    words,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "write_pairs"
 OPEN = Gates(same=0.0, possible=0.0)  # the rules alone, whatever the similarity
@@ -270,6 +276,56 @@ def test_an_attribute_change_links_at_the_gate_of_marked_changes() -> None:
     assert judge(*moved, 0.29, gates).verdict == "distinct"
     other = ("Alice is allergic to peanuts.", "Alice now plays tennis on Sundays.")
     assert judge(*other, 0.9, gates).verdict == "distinct"
+
+
+SHIPPED_GATES = [
+    Gates(same=t.same, possible=t.possible, marked=t.floor) for t in SHIPPED.values()
+] + [Gates(same=0.8, possible=0.6, marked=None)]
+_CHANGING = (*_VOCABULARY, *sorted(ATTRIBUTE_OF_CHANGE)[:12], "actually", "switched", "turned")
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(st.sampled_from(_CHANGING), min_size=1, max_size=8),
+    st.lists(st.sampled_from(_CHANGING), min_size=1, max_size=10),
+    st.sampled_from(SHIPPED_GATES),
+    st.floats(min_value=0.0, max_value=1.0),
+)
+def test_under_its_lowest_judged_cosine_a_write_is_distinct_from_any_text(
+    old: list[str], new: list[str], gates: Gates, share: float
+) -> None:
+    """``lowest_judged`` reads the newer text alone; under it, ``judge`` never links nor
+    supersedes, so the write decision may leave those candidates unread."""
+    older, newer = " ".join(old), " ".join(new)
+    lowest = lowest_judged(newer, gates)
+    similarity = gates.lowest + share * (lowest - gates.lowest)
+    if similarity < lowest:
+        assert judge(older, newer, similarity, gates).verdict == "distinct"
+
+
+def test_the_lowest_judged_cosine_holds_on_the_labelled_pairs() -> None:
+    """On every labelled pair, both ways, at every shipped gate: just under the cosine
+    ``lowest_judged`` gives, the pair is distinct; a pair a change word links stays judged."""
+    pairs = [
+        json.loads(line)
+        for split in ("dev", "holdout")
+        for line in (DATA / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    raised = 0
+    for pair in pairs:
+        for older, newer in ((pair["old"], pair["new"]), (pair["new"], pair["old"])):
+            for gates in SHIPPED_GATES:
+                lowest = lowest_judged(newer, gates)
+                raised += lowest > gates.lowest
+                for under in (gates.lowest, (gates.lowest + lowest) / 2, lowest - 1e-9):
+                    if under < lowest:
+                        assert judge(older, newer, under, gates).verdict == "distinct"
+    assert raised > 0
+    moved = ("Alice now lives in Porto.", "Actually Alice moved to Berlin last month.")
+    gates = Gates(same=0.5, possible=0.75, marked=0.3)
+    assert lowest_judged(moved[1], gates) == 0.3 and judge(*moved, 0.42, gates).verdict == (
+        "possible"
+    )
 
 
 def test_the_evidence_names_the_words_that_differ() -> None:

@@ -37,7 +37,7 @@ from .fresh_ids import FreshIds
 from .gate import Gate, Head, Heads
 from .keyed import KeySpan, WriteKey, keyed_event, written_elsewhere
 from .outcomes import Outcomes, dedup, older_fact, screened
-from .sameness import Gates, Judgement, judge, may_keep
+from .sameness import Gates, Judgement, judge, lowest_judged, may_keep
 from .submitted import Decided, SubmittedGroups, WriteOutcome
 from .versions import NewMemory
 
@@ -355,14 +355,16 @@ class Writes:
         """The live chain heads close to ``item`` (in the projection, and decided earlier but
         not applied yet), judged most similar first: the first judged the same fact (to
         supersede) and, failing that, the first that it may update (to link)."""
+        # Under ``at_least`` this write is distinct from any text, whatever its words.
+        at_least = lowest_judged(item.content, self._gates)
         candidates: list[Candidate] = []
         for row, similarity in near:
-            if similarity < self._at_least:
+            if similarity < at_least:
                 break
             if row.memory_id in batch or not _live_latest(row):
                 continue
             candidates.append(Candidate(similarity, _head_of(row), row.content or ""))
-        pending = batch.closest(vector, self._at_least)
+        pending = batch.closest(vector, at_least)
         if pending is not None:
             head, similarity = pending
             candidates.append(Candidate(similarity, head, head.text))

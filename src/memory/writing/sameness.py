@@ -51,6 +51,7 @@ from .sameness_values import (
 )
 from .sameness_words import (
     ADDITIVE_WORDS,
+    ATTRIBUTE_OF_CHANGE,
     BINDING_WORDS,
     FUNCTION_WORDS,
     NEGATIONS,
@@ -239,6 +240,21 @@ def _rephrased(region: tuple[str, int, int, int, int], b: list[str]) -> bool:
     """Whether a changed stretch holds no content word on the newer side."""
     _, _, _, j1, j2 = region
     return all(w in FUNCTION_WORDS for w in b[j1:j2])
+
+
+def lowest_judged(new: str, gates: Gates) -> float:
+    """The cosine under which ``judge`` finds any older text ``distinct`` from ``new``, read
+    from ``new`` alone, so that a write need not read the words of the many close memories
+    under it (a cache miss each, in a big container).
+
+    Under both the supersede and the link gate, ``judge`` has one way to ``possible``: the
+    gate of a text that says it is a change (``marked``) or whose change word names an
+    attribute (``attribute_changed`` needs one in the newer text); ``same`` needs the
+    supersede gate. So for any other newer text, that gate is the lowest."""
+    words = prepared(new)
+    if words.marked or any(w in ATTRIBUTE_OF_CHANGE for w in words.plain):
+        return gates.lowest
+    return max(gates.lowest, min(gates.same, gates.possible))
 
 
 def may_keep(old: str, new: str, similarity: float, gates: Gates) -> bool:
