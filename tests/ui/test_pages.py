@@ -5,7 +5,9 @@ what the log holds."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -187,3 +189,49 @@ def test_as_of_an_instant_and_between_two(page: Page, open_store: Seeded) -> Non
     forgotten = page.locator('table[data-state="later"] tbody tr').filter(has_text="goldfish")
     expect(forgotten).to_contain_text("forgotten")
     shot(page, "asof-diff")
+
+
+def posted(client: httpx.Client, container: str, **memory: object) -> dict[str, Any]:
+    """One memory written with the fields given: what the write answered of it."""
+    answer = client.post("/memories", json={"containerTag": container, "memories": [memory]})
+    assert answer.status_code == 200, answer.text
+    made: dict[str, Any] = answer.json()["memories"][0]
+    return made
+
+
+def test_an_erased_memory_reads_as_erased_with_its_erasure(page: Page, open_store: Seeded) -> None:
+    with open_store.client() as client:
+        memory_id = write(client, "home", "Alice's bank PIN is 4417")
+        assert client.delete(f"/memories/{memory_id}").status_code == 200
+    page.goto(f"/ui/memories/{memory_id}")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Erased memory")
+    expect(page.locator(".badge.erased")).to_contain_text("erased")
+    expect(page.locator(".badge.live")).to_have_count(0)
+    expect(page.get_by_text("None", exact=True)).to_have_count(0)
+    expect(page.locator("dl.windows dd").first).to_contain_text("→ erased")
+    kinds = page.locator("table.history tbody tr td.kind")
+    expect(kinds).to_have_text(["memory.written (v1)", "subject.erased"])
+    expect(page.get_by_role("heading", name="Actions")).to_have_count(0)
+    assert "4417" not in page.content()
+
+
+def test_a_memory_page_shows_its_context_metadata_and_static_flag(
+    page: Page, open_store: Seeded
+) -> None:
+    with open_store.client() as client:
+        memory_id = posted(
+            client,
+            "home",
+            content="Alice's sister is called Maren",
+            context="<i>Who</i> is Alice's sister?",
+            metadata={"source": "<script>alert(1)</script>", "turn": 3},
+            isStatic=True,
+        )["id"]
+    page.goto(f"/ui/memories/{memory_id}")
+    version = page.locator("ol.timeline li").first
+    expect(version.locator("dd.context")).to_have_text("<i>Who</i> is Alice's sister?")
+    expect(version.locator("dd.metadata")).to_have_text(
+        "source: <script>alert(1)</script> · turn: 3"
+    )
+    expect(version.locator("dd.static")).to_have_text("yes")
+    expect(page.locator("main i, main script")).to_have_count(0)  # shown as text, never markup

@@ -508,7 +508,7 @@ class MemoryQueries(MemoryAudit):
     def history(self, memory_id: str) -> list[HistoryRow]:
         """Every event the projection folded for a chain, in log order: the events that made
         its versions, the writes deduplicated into it, its links both ways, the chains split
-        out of it, its forgets, restores and flags."""
+        out of it, its forgets, restores and flags, and its erasure."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT row_id, valid_from, kind, agent_id, protocol, version, NULL, NULL"
