@@ -1,8 +1,10 @@
 """The dashboard's forms: URL-encoded bodies, read strictly, each checked for its CSRF token.
 
 A form is small (a reason, a corrected text): a body past ``MAX_FORM`` is refused before it is
-read whole. Its ``csrf`` field must be the session's token (``web/sessions.py``); with the
-cookie being ``SameSite=Strict`` and the Host/Origin guard in front, this is the third wall.
+read whole. A correction carries a memory's whole text, as long as the API takes
+(``MAX_CONTENT`` characters, each at most 12 bytes once UTF-8 and URL-encoded). Its ``csrf``
+field must be the session's token (``web/sessions.py``); with the cookie being
+``SameSite=Strict`` and the Host/Origin guard in front, this is the third wall.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from urllib.parse import parse_qs
 
 from fastapi import Request
 
+from ..api.models import MAX_CONTENT
 from ..errors import CsrfRefused, InvalidInput
 from ..web.sessions import Sessions, session_token
 
-MAX_FORM = 256 << 10  # bytes
+MAX_FORM = MAX_CONTENT * 12 + (64 << 10)  # bytes
 
 
 async def read_form(request: Request, sessions: Sessions) -> dict[str, str]:

@@ -13,7 +13,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from ..errors import InvalidInput
+from ..api.models import MAX_CONTENT
+from ..errors import InvalidInput, NothingChanged, VersionConflict
 from ..memory import Core, NewMemory, VersionRow
 from ..memory.reads import Browse
 from ..views import chain_body
@@ -75,6 +76,19 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
         a: Annotated[int | None, Query(ge=1)] = None,
         b: Annotated[int | None, Query(ge=1)] = None,
     ) -> Response:
+        return memory_page(request, memory_id, a, b)
+
+    def memory_page(
+        request: Request,
+        memory_id: str,
+        a: int | None = None,
+        b: int | None = None,
+        *,
+        status: int = 200,
+        refused: str | None = None,
+        draft: dict[str, dict[str, str]] | None = None,
+    ) -> Response:
+        """A chain's page; after a refused correction, with why and the text as typed."""
         caller = pages.caller(request)
         read = core.reads.chain(memory_id, caller)
         body = chain_body(core, memory_id, caller)
@@ -90,12 +104,16 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
         return pages.render(
             request,
             "memory.html",
+            status=status,
             chain=read.chain,
             body=body,
             carried=carried,
             diff=diff,
             quarantined=read.quarantined,
             history=read.history,
+            max_content=MAX_CONTENT,
+            refused=refused,
+            draft=draft,
         )
 
     @router.post("/ui/memories/{memory_id}/forget")
@@ -125,6 +143,8 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
         content = form.get("content", "").strip()
         if not content:
             raise InvalidInput("a correction needs its text")
+        if len(content) > MAX_CONTENT:
+            raise InvalidInput(f"a memory's text is at most {MAX_CONTENT} characters")
         expected = form.get("expectedVersion", "")
         item = NewMemory(
             content=content,
@@ -132,14 +152,19 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
             metadata=latest.metadata,
             context=latest.context,
         )
-        await run_in_threadpool(
-            lambda: core.chains.edit(
-                memory_id,
-                item,
-                caller.actor("rest"),
-                expected_version=int(expected) if expected.isdigit() else None,
+        try:
+            await run_in_threadpool(
+                lambda: core.chains.edit(
+                    memory_id,
+                    item,
+                    caller.actor("rest"),
+                    expected_version=int(expected) if expected.isdigit() else None,
+                )
             )
-        )
+        except (NothingChanged, VersionConflict) as refusal:
+            # Said beside the form, the text as typed kept in it.
+            kept = {request.url.path: {"content": form.get("content", "")}}
+            return memory_page(request, memory_id, status=409, refused=str(refusal), draft=kept)
         return see_other(f"/ui/memories/{memory_id}")
 
     @router.get("/ui/memories/{memory_id}/erase")

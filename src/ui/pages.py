@@ -70,6 +70,8 @@ class Pages:
     ) -> HTMLResponse:
         caller = caller_in(request.scope)
         token = session_token(request.scope)
+        context.setdefault("draft", None)
+        context["draft"] = context["draft"] or {}
         body = self._env.get_template(template).render(
             caller=caller,
             csrf=self.sessions.csrf(token),

@@ -293,3 +293,36 @@ def test_a_trace_fits_marks_flagged_and_says_why_a_higher_score_was_not_served(
         f"a newer memory that may update it was served in its place ({newer['id']})"
     )
     shot(page, "trace-reasons")
+
+
+def test_a_long_memory_is_corrected_whole(page: Page, open_store: Seeded) -> None:
+    books = ", ".join(f"book {i}" for i in range(400))
+    with open_store.client() as client:
+        memory_id = write(client, "home", f"Alice's reading list: {books}")
+    assert len(books) > 2_000
+    corrected = f"Alice's reading list: {books}, and one more"
+    page.goto(f"/ui/memories/{memory_id}")
+    page.get_by_label(re.compile("Correct it")).fill(corrected)
+    page.get_by_role("button", name="Save as version 2").click()
+    expect(page.locator("ol.timeline li")).to_have_count(2)
+    with open_store.client() as client:
+        chain = client.get(f"/memories/{memory_id}").json()
+    assert chain["versions"][-1]["content"] == corrected
+
+
+def test_a_correction_that_changes_nothing_is_refused(page: Page, open_store: Seeded) -> None:
+    with open_store.client() as client:
+        memory_id = write(client, "home", "Alice's spare key is under the blue pot")
+        head = settled_head(client)
+    page.goto(f"/ui/memories/{memory_id}")
+    with page.expect_response(f"**/ui/memories/{memory_id}/correct") as answered:
+        page.get_by_role("button", name="Save as version 2").click()
+    assert answered.value.status == 409
+    expect(page.get_by_role("alert")).to_contain_text("this correction changes nothing")
+    expect(page.locator("ol.timeline li")).to_have_count(1)
+    expect(page.get_by_label(re.compile("Correct it"))).to_have_value(
+        "Alice's spare key is under the blue pot"
+    )
+    with open_store.client() as client:
+        assert settled_head(client) == head
+        assert len(client.get(f"/memories/{memory_id}").json()["versions"]) == 1
