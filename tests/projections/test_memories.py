@@ -214,6 +214,12 @@ def test_list_is_newest_first_with_paging(world: World) -> None:
     assert [r.memory_id for r in rows] == ["m3", "m2"]
 
 
+def test_an_erasure_is_in_the_chain_s_history(world: World) -> None:
+    write(world, "m1", "Ada's locker code is 7731")
+    erase(world, "m1")
+    assert [h.kind for h in world.projection.history("m1")] == ["memory.written", "subject.erased"]
+
+
 @dataclass
 class Op:
     kind: str
