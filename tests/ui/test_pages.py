@@ -66,6 +66,17 @@ def test_a_text_filter_and_an_unknown_status(page: Page, open_store: Seeded) -> 
     expect(page.get_by_role("alert")).to_contain_text("no status 'hidden'")
 
 
+def test_the_text_filter_takes_every_word_in_any_order(page: Page, open_store: Seeded) -> None:
+    page.goto("/ui/memories?container=home")
+    page.get_by_placeholder("words in the memory").fill("market  Alice bicycle")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("table.list tbody tr")).to_have_count(1)
+    expect(page.get_by_role("link", name=re.compile("Alice rides a .* bicycle"))).to_be_visible()
+    page.get_by_placeholder("words in the memory").fill("Alice goldfish bicycle")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("table.list tbody td.empty")).to_have_text("No memories here.")
+
+
 def test_forget_then_restore(page: Page, open_store: Seeded) -> None:
     memory_id = open_store.ids["tea"]
     page.goto(f"/ui/memories/{memory_id}")

@@ -259,7 +259,8 @@ class MemoryQueries(MemoryAudit):
         in service, ``superseded`` the versions a later one replaced, ``forgotten`` the latest
         of forgotten chains, ``flagged`` the latest versions the detector flagged,
         ``quarantined`` the latest versions of the agents in ``hidden_agents`` (every other
-        status leaves them out). ``text``: a substring of the content, case-insensitive."""
+        status leaves them out). ``text``: words every version listed holds in its content, in
+        any order, each as a substring, case-insensitive."""
         where = ["c.erased = 0"]
         args: list[object] = []
         if container_tag is not None:
@@ -268,8 +269,8 @@ class MemoryQueries(MemoryAudit):
         if agent_id is not None:
             where.append("v.agent_id = ?")
             args.append(agent_id)
-        if text:
-            escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        for word in (text or "").split():
+            escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             where.append("v.content LIKE ? ESCAPE '\\'")
             args.append(f"%{escaped}%")
         conditions, condition_args = _statuses(hidden_agents, flagged)
