@@ -22,6 +22,15 @@ MAX_FORM = MAX_CONTENT * 12 + (64 << 10)  # bytes
 
 async def read_form(request: Request, sessions: Sessions) -> dict[str, str]:
     """The form's fields (one value each), after its CSRF token is checked."""
+    fields = await read_fields(request)
+    if not sessions.csrf_ok(session_token(request.scope), fields.pop("csrf", "")):
+        raise CsrfRefused("this form is stale or not from this dashboard: reload the page")
+    return fields
+
+
+async def read_fields(request: Request) -> dict[str, str]:
+    """The form's fields (one value each), its CSRF token not checked: only for a form whose
+    fields are shown back and never acted on (a form sent on to the login page)."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/x-www-form-urlencoded":
         raise InvalidInput("a dashboard form is sent as application/x-www-form-urlencoded")
@@ -40,6 +49,4 @@ async def read_form(request: Request, sessions: Sessions) -> dict[str, str]:
         if len(values) != 1:
             raise InvalidInput(f"form field {name!r} is given {len(values)} times")
         fields[name] = values[0]
-    if not sessions.csrf_ok(session_token(request.scope), fields.pop("csrf", "")):
-        raise CsrfRefused("this form is stale or not from this dashboard: reload the page")
     return fields

@@ -70,14 +70,17 @@ class Pages:
     ) -> HTMLResponse:
         caller = caller_in(request.scope)
         token = session_token(request.scope)
-        context.setdefault("draft", None)
-        context["draft"] = context["draft"] or {}
+        # Fields typed into a form of this page before a login, or refused and shown again.
+        given = context.pop("draft", None) or {}
+        assert isinstance(given, dict)
+        draft = {**self.sessions.take_draft(token, request.url.path), **given}
         body = self._env.get_template(template).render(
             caller=caller,
             csrf=self.sessions.csrf(token),
             logged_in=token is not None and self.sessions.caller(token) is not None,
             keys_live=self._keys_live(),
             path=request.url.path,
+            draft=draft,
             **context,
         )
         return HTMLResponse(body, status_code=status, headers=SECURITY_HEADERS)
