@@ -19,7 +19,7 @@ from ..memory import Core, NewMemory, VersionRow
 from ..memory.reads import Browse
 from ..views import chain_body
 from .forms import read_form
-from .pages import Pages, see_other
+from .pages import Pages, query, see_other
 
 PAGE = 50  # memories a list page shows
 MAX_TEXT = 256  # characters of a list's text filter
@@ -37,6 +37,8 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
         status: Annotated[str, Query(max_length=16)] = "live",
         q: Annotated[str | None, Query(max_length=MAX_TEXT)] = None,
         page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+        erased: Annotated[str | None, Query(max_length=64)] = None,
+        seq: Annotated[int | None, Query(ge=1, le=2**63 - 1)] = None,
     ) -> Response:
         caller = pages.caller(request)
         if status not in get_args(Browse):
@@ -67,6 +69,8 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
             params={"container": container, "agent": agent, "status": status, "q": q},
             page=page,
             pages=max(1, -(-total // PAGE)),
+            erased=erased,
+            erased_seq=seq,
         )
 
     @router.get("/ui/memories/{memory_id}")
@@ -178,9 +182,11 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
         if form.get("confirm") != memory_id:
             raise InvalidInput("type the memory's id to confirm its erasure")
         caller = pages.caller(request)
-        core.reads.latest(memory_id, caller)
+        latest = core.reads.latest(memory_id, caller)
         seq = await run_in_threadpool(core.chains.erase, memory_id, caller.actor("rest"))
-        return see_other(f"/ui/memories?erased={memory_id}&seq={seq}")
+        # Back to the list the memory was in, saying what was done.
+        shown = {"container": latest.container_tag}
+        return see_other(query("/ui/memories", shown, erased=memory_id, seq=seq))
 
     return router
 

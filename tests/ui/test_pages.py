@@ -77,6 +77,25 @@ def test_the_text_filter_takes_every_word_in_any_order(page: Page, open_store: S
     expect(page.locator("table.list tbody td.empty")).to_have_text("No memories here.")
 
 
+def test_the_filter_shows_the_url_s_container_after_back(page: Page, open_store: Seeded) -> None:
+    page.goto("/ui/memories?container=home")
+    page.get_by_label("Container").select_option("work")
+    expect(page).to_have_url(re.compile(r"container=work"))
+    expect(page.get_by_role("link", name=re.compile("deploy key"))).to_be_visible()
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"container=home$"))
+    expect(page.get_by_role("link", name="Alice lives in Porto near the river")).to_be_visible()
+    expect(page.get_by_label("Container")).to_have_value("home")
+
+
+def test_an_unknown_container_is_said_never_widened(page: Page, open_store: Seeded) -> None:
+    for url in ("/ui/memories?container=nosuch", "/ui/traces?container=nosuch"):
+        page.goto(url)
+        expect(page.get_by_label("Container")).to_have_value("nosuch")
+        expect(page.get_by_role("status")).to_contain_text("No container is called nosuch")
+        expect(page.locator("table.list tbody td.empty")).to_have_count(1)
+
+
 def test_forget_then_restore(page: Page, open_store: Seeded) -> None:
     memory_id = open_store.ids["tea"]
     page.goto(f"/ui/memories/{memory_id}")
@@ -129,7 +148,12 @@ def test_erase_asks_first_and_then_destroys(page: Page, open_store: Seeded) -> N
     page.go_back()
     page.get_by_label(re.compile("to confirm")).fill(memory_id)
     page.get_by_role("button", name="Erase for good").click()
-    expect(page).to_have_url(re.compile(r"/ui/memories\?erased="))
+    # Back on the list it was in, the container filter kept, saying what was done.
+    expect(page).to_have_url(re.compile(r"/ui/memories\?container=home&erased="))
+    expect(page.get_by_role("status")).to_contain_text(f"Memory {memory_id} was erased for good")
+    expect(page.get_by_label("Container")).to_have_value("home")
+    expect(page.get_by_role("link", name="Alice lives in Porto near the river")).to_be_visible()
+    expect(page.get_by_role("link", name=re.compile("deploy key"))).to_have_count(0)
     with open_store.client() as client:
         chain = client.get(f"/memories/{memory_id}").json()
         assert chain["erased"] and [v["content"] for v in chain["versions"]] == [None]

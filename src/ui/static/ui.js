@@ -7,6 +7,13 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 });
 
+// Back to a page kept whole by the browser: a filter form shows the page's own URL (the
+// values it was rendered with), never the values chosen before leaving it.
+window.addEventListener("pageshow", (event) => {
+  if (!event.persisted) return;
+  for (const form of document.querySelectorAll('form[method="get"]')) form.reset();
+});
+
 // The activity feed: follow /events (server-sent events) and put each new record on top.
 // EventSource reconnects by itself, sending the last id it saw, so the feed resumes where it
 // stopped; the page never shows more than FEED_MAX rows.
