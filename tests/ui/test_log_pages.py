@@ -41,6 +41,9 @@ def test_the_audit_page_checks_and_exports_the_log(browser: Browser, open_store:
     shot(page, "audit")
     public_key = page.locator(".public-key").inner_text()
     upper = page.get_by_label("To record").input_value()
+    with page.expect_download() as downloading:
+        page.get_by_role("button", name="Download the signed export").click()
+    assert downloading.value.suggested_filename == f"mnemolog-log-1-{upper}-signed.jsonl"
     exported = page.request.get(f"/log/export?from=1&to={upper}&sign=true")
     assert exported.status == 200
     lines = exported.text().splitlines()
