@@ -10,6 +10,9 @@ and the grades given so far are shown beside it.
 
 from __future__ import annotations
 
+import secrets
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Annotated, NamedTuple
 
@@ -27,6 +30,7 @@ from .forms import read_form
 from .pages import Pages, see_other
 
 PAGE = 50  # traces a list page shows
+CHECKS = 64  # trace checks kept to be shown again (a reload, Back)
 
 
 class Outcome(NamedTuple):
@@ -39,6 +43,9 @@ class Outcome(NamedTuple):
 def trace_pages(runtime: Runtime, pages: Pages) -> APIRouter:
     router = APIRouter(include_in_schema=False)
     core: Core = runtime.core
+    # The latest checks run, by a random name the page's URL carries after the check.
+    checks: OrderedDict[str, tuple[str, TraceCheck | None]] = OrderedDict()
+    checks_lock = threading.Lock()
 
     @router.get("/ui/traces")
     def traces(
@@ -91,18 +98,28 @@ def trace_pages(runtime: Runtime, pages: Pages) -> APIRouter:
         request: Request,
         trace_id: str,
         rated: Annotated[int | None, Query(ge=1, le=2**63 - 1)] = None,
+        checked: Annotated[str | None, Query(max_length=64)] = None,
     ) -> Response:
         if trace_id.startswith("trn_"):
             body = turn_json(core, core.reads.turn(trace_id, pages.caller(request)))
             return pages.render(request, "turn.html", turn=body)
-        return recall_page(request, trace_id, rated=rated)
+        with checks_lock:
+            found = checks.get(checked or "")
+        result = found[1] if found is not None and found[0] == trace_id else None
+        return recall_page(request, trace_id, check=result, rated=rated)
 
     @router.post("/ui/traces/{trace_id}/check")
     async def check(request: Request, trace_id: str) -> Response:
         await read_form(request, pages.sessions)
         core.reads.trace(trace_id, pages.caller(request))  # out of reach: no replay either
         result = await run_in_threadpool(_check, runtime, trace_id)
-        return recall_page(request, trace_id, check=result)
+        # Post/Redirect/Get: a reload shows the result again, and replays nothing.
+        name = secrets.token_urlsafe(12)
+        with checks_lock:
+            checks[name] = (trace_id, result)
+            while len(checks) > CHECKS:
+                checks.popitem(last=False)
+        return see_other(f"/ui/traces/{trace_id}?checked={name}")
 
     @router.post("/ui/traces/{trace_id}/feedback")
     async def feedback(request: Request, trace_id: str) -> Response:

@@ -161,10 +161,26 @@ def test_erase_asks_first_and_then_destroys(page: Page, open_store: Seeded) -> N
 
 
 def test_a_trace_is_checked_against_the_log(page: Page, open_store: Seeded) -> None:
-    page.goto(f"/ui/traces/{open_store.traces['work']}")
+    trace_id = open_store.traces["work"]
+    page.goto(f"/ui/traces/{trace_id}")
     page.get_by_role("button", name=re.compile("Check")).click()
     expect(page.get_by_role("status")).to_contain_text("exact")
     shot(page, "trace-checked")
+    # Post/Redirect/Get: a reload shows the result again and posts nothing.
+    expect(page).to_have_url(re.compile(rf"/ui/traces/{trace_id}\?checked="))
+    posted: list[str] = []
+    page.on(
+        "request", lambda request: posted.append(request.url) if request.method == "POST" else None
+    )
+    page.reload()
+    expect(page.get_by_role("status")).to_contain_text("exact")
+    assert posted == []
+    # One way to show an instant, labelled UTC.
+    expect(page.locator("p.meta").first).to_contain_text(
+        re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")
+    )
+    page.goto("/ui/traces")
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", page.inner_text("main"))
 
 
 def test_a_served_result_is_rated_beside_its_scores(page: Page, open_store: Seeded) -> None:
@@ -217,6 +233,8 @@ def test_as_of_an_instant_and_between_two(page: Page, open_store: Seeded) -> Non
     # From before anything to now: what was added and what was forgotten, by whom.
     page.goto("/ui/asof?container=home&at=0&to=1000000")
     expect(page.locator('table[data-state="then"] tbody')).to_contain_text("Nothing was known yet.")
+    expect(page.locator(".summary strong").first).to_have_text("before the first record")
+    assert "1970" not in page.inner_text("main")
     changes = page.locator("table.changes tbody tr")
     gone = changes.filter(has_text=open_store.ids["gone"])
     expect(gone.locator("td.change")).to_have_text(["new", "forgotten"])
