@@ -13,8 +13,8 @@ from urllib.parse import parse_qs
 
 from fastapi import Request
 
-from ..api.models import MAX_CONTENT
 from ..errors import CsrfRefused, InvalidInput
+from ..memory import MAX_CONTENT
 from ..web.sessions import Sessions, session_token
 
 MAX_FORM = MAX_CONTENT * 12 + (64 << 10)  # bytes

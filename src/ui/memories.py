@@ -13,9 +13,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from ..api.models import MAX_CONTENT
 from ..errors import InvalidInput, NothingChanged, VersionConflict
-from ..memory import Core, NewMemory, VersionRow
+from ..memory import MAX_CONTENT, Core, NewMemory, VersionRow
 from ..memory.reads import Browse
 from ..views import chain_body
 from .forms import read_form
