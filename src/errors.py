@@ -9,6 +9,7 @@
     │   ├── VersionConflict           expectedVersion is no longer the latest (409)
     │   ├── MemoryForgotten           a write names a forgotten memory to correct (409)
     │   ├── NothingToSplit            a split of a current version, or of one split already (409)
+    │   ├── NothingChanged            a correction that would change nothing of the latest (409)
     │   ├── RollbackAlreadyUndone     an undo of a rollback undone already (409)
     │   ├── LastLiveKey               a revocation over HTTP that would open the door (409)
     │   ├── IdempotencyConflict       same idempotency key, different payload (409)
@@ -80,6 +81,13 @@ class NothingToSplit(InvalidInput):
     """A split named a version no later version replaced, or one split out already."""
 
     code = "nothing_to_split"
+
+
+class NothingChanged(InvalidInput):
+    """A correction (PATCH) whose text, isStatic, metadata, context and fact time are the
+    latest version's already: nothing is appended."""
+
+    code = "nothing_changed"
 
 
 class RollbackAlreadyUndone(InvalidInput):

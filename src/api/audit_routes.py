@@ -78,7 +78,12 @@ def audit_routes(runtime: Runtime) -> APIRouter:
             for seq in range(header.from_seq, header.to_seq + 1, chunk):
                 yield await run_in_threadpool(export_chunk, log, seq, header.to_seq, chunk)
 
-        return StreamingResponse(lines(), media_type="application/x-ndjson", headers=_NO_BUFFERING)
+        # Saved under a name that says what it is (a browser would call it "export").
+        name = f"mnemolog-log-{header.from_seq}-{header.to_seq}{'-signed' if signed else ''}"
+        disposition = {"content-disposition": f'attachment; filename="{name}.jsonl"'}
+        return StreamingResponse(
+            lines(), media_type="application/x-ndjson", headers={**_NO_BUFFERING, **disposition}
+        )
 
     @router.get("/events")
     async def events(

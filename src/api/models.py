@@ -7,13 +7,13 @@ from typing import Annotated, Literal
 import msgspec
 
 from ..clock import iso, parse_as_of_instant
-from ..memory import GRADES, MAX_FEEDBACK_REASON, DocumentRow
+from ..memory import GRADES, MAX_CONTENT, MAX_FEEDBACK_REASON, DocumentRow
 
 # The largest integer SQLite takes (and PostgreSQL's bigint): a larger offset was a 500.
 SQL_INT_MAX = 2**63 - 1
 
 # Some text that is not only whitespace (a blank memory is refused, never stored).
-Content = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000, pattern=r"\S")]
+Content = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_CONTENT, pattern=r"\S")]
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 
 

@@ -42,10 +42,11 @@ from .world import MemoriesAt, World
 from .writing.decision import Writes
 from .writing.keyed import MAX_KEY, Keyed, KeyedWrites, check_key
 from .writing.submitted import WriteOutcome
-from .writing.versions import NewMemory
+from .writing.versions import MAX_CONTENT, NewMemory
 
 __all__ = [
     "GRADES",
+    "MAX_CONTENT",
     "MAX_FEEDBACK_REASON",
     "MAX_KEY",
     "MEMORIES_RENDERER",

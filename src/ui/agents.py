@@ -2,7 +2,10 @@
 user's levers over it (revoke a key, quarantine and release, roll back and undo).
 
 Every lever is the command the REST API runs (``api/oversight_routes.py``), for the user or
-an admin key only. The trust chart is drawn here as SVG from the agent's signals: no script.
+an admin key only. The two that cannot be taken back by a click are asked first, on a page of
+their own: a key's revocation (it cannot be undone), and a rollback, whose page previews what
+it will change before it runs. The trust chart is drawn here as SVG from the agent's signals:
+no script.
 """
 
 from __future__ import annotations
@@ -102,6 +105,16 @@ def agent_pages(core: Core, pages: Pages, threshold: float) -> APIRouter:
         await run_in_threadpool(core.quarantine.release, agent_id, caller.actor("rest"))
         return see_other(f"/ui/agents/{agent_id}")
 
+    @router.get("/ui/agents/{agent_id}/keys/{key_id}/revoke")
+    def confirm_revoke(request: Request, agent_id: str, key_id: str) -> Response:
+        caller = pages.caller(request)
+        caller.require_admin()
+        check_agent_name(agent_id)
+        key = next((k for k in every_key() if k.key_id == key_id and k.agent_id == agent_id), None)
+        if key is None or key.revoked_at is not None:
+            raise NotFound(f"no live key {key_id!r} of agent {agent_id!r}")
+        return pages.render(request, "revoke.html", agent_id=agent_id, key=key)
+
     @router.post("/ui/agents/{agent_id}/keys/{key_id}/revoke")
     async def revoke(request: Request, agent_id: str, key_id: str) -> Response:
         _, caller = await admin_form(request)
@@ -112,6 +125,32 @@ def agent_pages(core: Core, pages: Pages, threshold: float) -> APIRouter:
             )
         )
         return see_other(f"/ui/agents/{agent_id}")
+
+    @router.get("/ui/agents/{agent_id}/rollback")
+    async def preview_rollback(
+        request: Request,
+        agent_id: str,
+        since_seq: Annotated[int, Query(alias="sinceSeq", ge=1, le=2**63 - 1)],
+    ) -> Response:
+        caller = pages.caller(request)
+        caller.require_admin()
+        check_agent_name(agent_id)
+        plan = await run_in_threadpool(core.rollbacks.preview, agent_id, since_seq)
+        chains = [*plan.forgotten, *plan.restored, *plan.reforgotten, *plan.erased]
+        latest = {m: core.reads.latest(m, caller) for m in dict.fromkeys(chains)}
+        versions = core.reads.versions(
+            [v for r in plan.reverted for v in (r.replaced_version_id, r.restored_version_id)]
+        )
+        return pages.render(
+            request,
+            "rollback.html",
+            agent_id=agent_id,
+            since_seq=since_seq,
+            plan=plan,
+            latest=latest,
+            versions=versions,
+            nothing=not any((*chains, *plan.reverted, *plan.profiles, *plan.documents)),
+        )
 
     @router.post("/ui/agents/{agent_id}/rollback")
     async def rollback(request: Request, agent_id: str) -> Response:

@@ -13,12 +13,12 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from ..errors import InvalidInput
-from ..memory import Core, NewMemory, VersionRow
+from ..errors import InvalidInput, NothingChanged, VersionConflict
+from ..memory import MAX_CONTENT, Core, NewMemory, VersionRow
 from ..memory.reads import Browse
 from ..views import chain_body
 from .forms import read_form
-from .pages import Pages, see_other
+from .pages import Pages, query, see_other
 
 PAGE = 50  # memories a list page shows
 MAX_TEXT = 256  # characters of a list's text filter
@@ -36,6 +36,8 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
         status: Annotated[str, Query(max_length=16)] = "live",
         q: Annotated[str | None, Query(max_length=MAX_TEXT)] = None,
         page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+        erased: Annotated[str | None, Query(max_length=64)] = None,
+        seq: Annotated[int | None, Query(ge=1, le=2**63 - 1)] = None,
     ) -> Response:
         caller = pages.caller(request)
         if status not in get_args(Browse):
@@ -66,6 +68,8 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
             params={"container": container, "agent": agent, "status": status, "q": q},
             page=page,
             pages=max(1, -(-total // PAGE)),
+            erased=erased,
+            erased_seq=seq,
         )
 
     @router.get("/ui/memories/{memory_id}")
@@ -75,6 +79,19 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
         a: Annotated[int | None, Query(ge=1)] = None,
         b: Annotated[int | None, Query(ge=1)] = None,
     ) -> Response:
+        return memory_page(request, memory_id, a, b)
+
+    def memory_page(
+        request: Request,
+        memory_id: str,
+        a: int | None = None,
+        b: int | None = None,
+        *,
+        status: int = 200,
+        refused: str | None = None,
+        draft: dict[str, dict[str, str]] | None = None,
+    ) -> Response:
+        """A chain's page; after a refused correction, with why and the text as typed."""
         caller = pages.caller(request)
         read = core.reads.chain(memory_id, caller)
         body = chain_body(core, memory_id, caller)
@@ -90,12 +107,16 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
         return pages.render(
             request,
             "memory.html",
+            status=status,
             chain=read.chain,
             body=body,
             carried=carried,
             diff=diff,
             quarantined=read.quarantined,
             history=read.history,
+            max_content=MAX_CONTENT,
+            refused=refused,
+            draft=draft,
         )
 
     @router.post("/ui/memories/{memory_id}/forget")
@@ -125,6 +146,8 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
         content = form.get("content", "").strip()
         if not content:
             raise InvalidInput("a correction needs its text")
+        if len(content) > MAX_CONTENT:
+            raise InvalidInput(f"a memory's text is at most {MAX_CONTENT} characters")
         expected = form.get("expectedVersion", "")
         item = NewMemory(
             content=content,
@@ -132,14 +155,19 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
             metadata=latest.metadata,
             context=latest.context,
         )
-        await run_in_threadpool(
-            lambda: core.chains.edit(
-                memory_id,
-                item,
-                caller.actor("rest"),
-                expected_version=int(expected) if expected.isdigit() else None,
+        try:
+            await run_in_threadpool(
+                lambda: core.chains.edit(
+                    memory_id,
+                    item,
+                    caller.actor("rest"),
+                    expected_version=int(expected) if expected.isdigit() else None,
+                )
             )
-        )
+        except (NothingChanged, VersionConflict) as refusal:
+            # Said beside the form, the text as typed kept in it.
+            kept = {request.url.path: {"content": form.get("content", "")}}
+            return memory_page(request, memory_id, status=409, refused=str(refusal), draft=kept)
         return see_other(f"/ui/memories/{memory_id}")
 
     @router.get("/ui/memories/{memory_id}/erase")
@@ -153,9 +181,11 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
         if form.get("confirm") != memory_id:
             raise InvalidInput("type the memory's id to confirm its erasure")
         caller = pages.caller(request)
-        core.reads.latest(memory_id, caller)
+        latest = core.reads.latest(memory_id, caller)
         seq = await run_in_threadpool(core.chains.erase, memory_id, caller.actor("rest"))
-        return see_other(f"/ui/memories?erased={memory_id}&seq={seq}")
+        # Back to the list the memory was in, saying what was done.
+        shown = {"container": latest.container_tag}
+        return see_other(query("/ui/memories", shown, erased=memory_id, seq=seq))
 
     return router
 

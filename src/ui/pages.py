@@ -29,11 +29,19 @@ CSP = (
 SECURITY_HEADERS = page_headers(CSP)  # and framing forbidden, as on every page
 
 
-def when(ns: int | None) -> str:
-    """An instant as a person reads it (UTC, to the second)."""
-    if ns is None:
+def when(instant: int | str | None) -> str:
+    """An instant as a person reads it, the one way every page shows one: UTC, to the
+    second, labelled (``2026-07-03 12:00:05 UTC``). Given as UTC nanoseconds or as the ISO
+    8601 text the API answers."""
+    if instant is None or instant == "":
         return ""
-    return datetime.fromtimestamp(ns / 1e9, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(instant, str):
+        try:
+            parsed = datetime.fromisoformat(instant.replace("Z", "+00:00")).astimezone(UTC)
+        except ValueError:
+            return instant
+        return parsed.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return datetime.fromtimestamp(instant / 1e9, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def ms(latency: object) -> str:
@@ -70,12 +78,17 @@ class Pages:
     ) -> HTMLResponse:
         caller = caller_in(request.scope)
         token = session_token(request.scope)
+        # Fields typed into a form of this page before a login, or refused and shown again.
+        given = context.pop("draft", None) or {}
+        assert isinstance(given, dict)
+        draft = {**self.sessions.take_draft(token, request.url.path), **given}
         body = self._env.get_template(template).render(
             caller=caller,
             csrf=self.sessions.csrf(token),
             logged_in=token is not None and self.sessions.caller(token) is not None,
             keys_live=self._keys_live(),
             path=request.url.path,
+            draft=draft,
             **context,
         )
         return HTMLResponse(body, status_code=status, headers=SECURITY_HEADERS)

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI, Request
+from typing import Annotated
+
+from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
+from ..errors import CsrfRefused
 from ..runtime import Runtime
-from ..web.sessions import Sessions, session_cookie, session_token
+from ..web.auth import MAX_NEXT, safe_next
+from ..web.sessions import Draft, Sessions, session_cookie, session_token
 from .agents import agent_pages
 from .asof import asof_pages
 from .audit import audit_pages
-from .forms import read_form
+from .forms import read_fields, read_form
 from .memories import memory_pages
 from .pages import Pages, see_other
 from .traces import trace_pages
+
+# A page to return to after a login (``web/auth.py``'s ``safe_next`` decides whether it may).
+Next = Annotated[str | None, Query(max_length=MAX_NEXT)]
 
 
 def ui_routes(app: FastAPI, runtime: Runtime, sessions: Sessions) -> Pages:
@@ -33,17 +40,42 @@ def ui_routes(app: FastAPI, runtime: Runtime, sessions: Sessions) -> Pages:
         return see_other("/ui/memories")
 
     @router.get("/ui/login")
-    def login_page(request: Request) -> Response:
-        return pages.render(request, "login.html", failed=False)
+    def login_page(request: Request, next: Next = None) -> Response:
+        return pages.render(request, "login.html", failed=False, next=safe_next(next))
 
     @router.post("/ui/login")
-    async def login(request: Request) -> Response:
-        key = (await read_form(request, sessions)).get("key", "").strip()
+    async def login(request: Request, next: Next = None, form: Next = None) -> Response:
+        fields = await read_fields(request)
+        if "key" not in fields:
+            # A form whose session had ended, posted on here by the door (a 307): shown back
+            # as hidden fields of the login form, never acted on.
+            typed = {k: v for k, v in fields.items() if k not in ("csrf", "next", "form")}
+            return pages.render(
+                request,
+                "login.html",
+                status=401,
+                failed=False,
+                ended=True,
+                next=safe_next(next),
+                form=safe_next(form) if typed else None,
+                typed=typed,
+            )
+        if not sessions.csrf_ok(session_token(request.scope), fields.pop("csrf", "")):
+            raise CsrfRefused("this form is stale or not from this dashboard: reload the page")
+        key = fields.get("key", "").strip()
+        target = safe_next(fields.get("next")) or "/ui/memories"
         caller = core.agents.authenticate(key) if core.agents.required and key else None
         if caller is None:
-            return pages.render(request, "login.html", status=401, failed=True)
-        cookie = session_cookie(sessions.open(caller), secure=request.url.scheme == "https")
-        return see_other("/ui/memories", {"set-cookie": cookie})
+            return pages.render(
+                request, "login.html", status=401, failed=True, next=safe_next(fields.get("next"))
+            )
+        token = sessions.open(caller)
+        action = safe_next(fields.get("form"))
+        typed = {k[6:]: v for k, v in fields.items() if k.startswith("typed.")}
+        if action is not None and typed:
+            sessions.keep_draft(token, Draft(page=target, action=action, fields=typed))
+        cookie = session_cookie(token, secure=request.url.scheme == "https")
+        return see_other(target, {"set-cookie": cookie})
 
     @router.post("/ui/logout")
     async def logout(request: Request) -> Response:

@@ -9,11 +9,19 @@ the door stays as it was: every loopback caller is the local agent, and an ``Aut
 
 Malformed, non-ASCII, repeated or huge credentials are a 401 like a wrong key, never an error
 of the server.
+
+A person's browser is sent to the dashboard's login page instead, and back afterwards: a page
+opened without a live session (none yet, a restart, a stale cookie) is a 303 to the login page
+with the page as ``next``; a dashboard form posted without one is a 307 there (the browser
+posts the same form to the login page, which keeps what was typed for the form's page), with
+the page the form was on (its ``Referer``) as ``next`` and the form's action as ``form``.
+``next`` is only ever a path of the dashboard (``safe_next``): no login leads to another host.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from urllib.parse import urlencode, urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -38,6 +46,47 @@ def is_open(method: str, path: str) -> bool:
 
 def is_page(method: str, path: str) -> bool:
     return method in ("GET", "HEAD") and (path in ("/", *PAGES) or path.startswith("/ui/"))
+
+
+def is_form(method: str, path: str) -> bool:
+    """A dashboard form's post (every one is under ``/ui/``)."""
+    return method == "POST" and path.startswith("/ui/")
+
+
+MAX_NEXT = 2048  # characters of a page to return to
+
+
+def safe_next(value: str | None) -> str | None:
+    """``value`` if it is a page of this dashboard to return to after a login (``/ui`` or a
+    path under it, with its query), else None: never another host (``//host``,
+    ``https://host``, a backslash some browsers read as a slash), never the login itself."""
+    if not value or len(value) > MAX_NEXT or not value.isprintable() or "\\" in value:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc or parts.fragment:
+        return None
+    path = parts.path
+    if not (path == "/ui" or path.startswith("/ui/")) or "/../" in f"{path}/":
+        return None
+    if path in ("/ui/login", "/ui/logout"):
+        return None
+    return value
+
+
+def login_location(login_page: str, scope: Scope) -> str:
+    """Where a request without a live session is sent: the login page, with the page to come
+    back to (and, for a form, its action)."""
+    path: str = scope["path"]
+    query = scope.get("query_string", b"").decode("latin-1")
+    if scope.get("method") == "POST":
+        referer = next((v for k, v in scope["headers"] if k == b"referer"), b"")
+        came = urlsplit(referer.decode("latin-1"))
+        page = safe_next(f"{came.path}?{came.query}" if came.query else came.path)
+        params = {"next": page, "form": safe_next(path)}
+    else:
+        params = {"next": safe_next(f"{path}?{query}" if query else path)}
+    kept = {k: v for k, v in params.items() if v}
+    return f"{login_page}?{urlencode(kept)}" if kept else login_page
 
 
 class BearerAuth:
@@ -74,14 +123,15 @@ class BearerAuth:
             method = scope.get("method", "GET")
             if self._required() and not is_open(method, scope["path"]):
                 found = self.caller(scope) if _has_authorization(scope) else self._opened(scope)
-                if (
-                    found is None
-                    and self._login_page
-                    and scope["type"] == "http"
-                    and is_page(method, scope["path"])
-                ):
-                    await _see_other(send, self._login_page)
-                    return
+                if found is None and self._login_page and scope["type"] == "http":
+                    if is_page(method, scope["path"]):
+                        await _redirect(send, 303, login_location(self._login_page, scope))
+                        return
+                    if is_form(method, scope["path"]):
+                        # 307: the browser posts the form on to the login page, which keeps
+                        # what was typed (nothing is run, and nothing runs there unasked).
+                        await _redirect(send, 307, login_location(self._login_page, scope))
+                        return
                 if found is None:
                     refusal = Unauthorized(
                         "this server needs an API key: Authorization: Bearer <key>"
@@ -138,7 +188,7 @@ def _has_authorization(scope: Scope) -> bool:
     return any(name == b"authorization" for name, _ in scope["headers"])
 
 
-async def _see_other(send: Send, location: str) -> None:
+async def _redirect(send: Send, status: int, location: str) -> None:
     headers = [(b"location", location.encode("ascii")), (b"content-length", b"0")]
-    await send({"type": "http.response.start", "status": 303, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": b""})

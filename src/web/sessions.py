@@ -8,6 +8,10 @@ Every cookie the dashboard sets, at login and at logout, has the same attributes
 ``SESSION_TTL``, or with its key's revocation (the door asks ``admits`` on every request).
 Each session has its own CSRF token, which every dashboard form carries back.
 
+A form posted after its session ended (a restart, a stale cookie) is kept across the login
+that follows: the new session holds it (``keep_draft``) until the form's page is rendered
+again (``take_draft``), which fills the form with it; nothing is run unasked.
+
 The table is bounded twice, so that no key can log out anyone but itself: each agent keeps
 its ``MAX_SESSIONS_PER_AGENT`` latest sessions (its oldest makes way for a new one), and past
 ``MAX_SESSIONS`` in all, expired sessions are dropped, and if none has expired a login is
@@ -38,6 +42,14 @@ class _Session(NamedTuple):
     opened: float  # monotonic seconds
 
 
+class Draft(NamedTuple):
+    """What was typed into a form whose session had ended: its page, its action, its fields."""
+
+    page: str
+    action: str
+    fields: dict[str, str]
+
+
 class Sessions:
     def __init__(
         self,
@@ -49,6 +61,7 @@ class Sessions:
         self._lock = threading.Lock()
         # In order of login (a dict keeps insertion order): the first is the oldest.
         self._open: dict[str, _Session] = {}
+        self._drafts: dict[str, Draft] = {}  # by session token: at most one each
         self._capacity = capacity
         self._per_agent = per_agent
         self._clock = clock
@@ -64,6 +77,7 @@ class Sessions:
             own = [t for t, s in self._open.items() if s.caller.agent_id == caller.agent_id]
             for oldest in own[: max(0, len(own) - self._per_agent + 1)]:
                 del self._open[oldest]
+                self._drafts.pop(oldest, None)
             if len(self._open) >= self._capacity:
                 self._drop_expired(now)
             if len(self._open) >= self._capacity:
@@ -77,6 +91,24 @@ class Sessions:
     def close(self, token: str) -> None:
         with self._lock:
             self._open.pop(token, None)
+            self._drafts.pop(token, None)
+
+    def keep_draft(self, token: str, draft: Draft) -> None:
+        """Hold a form's typed fields for a live session, until its page is shown."""
+        with self._lock:
+            if token in self._open:
+                self._drafts[token] = draft
+
+    def take_draft(self, token: str | None, page: str) -> dict[str, dict[str, str]]:
+        """The fields held for a form of ``page`` (by its action), handed over once."""
+        if token is None:
+            return {}
+        with self._lock:
+            found = self._drafts.get(token)
+            if found is None or found.page.split("?")[0] != page:
+                return {}
+            del self._drafts[token]
+            return {found.action: found.fields}
 
     def caller(self, token: str) -> Caller | None:
         """The caller of a live session, or None."""
@@ -96,12 +128,14 @@ class Sessions:
             found = self._open.get(token)
             if found is not None and self._clock() - found.opened > SESSION_TTL:
                 del self._open[token]
+                self._drafts.pop(token, None)
                 return None
             return found
 
     def _drop_expired(self, now: float) -> None:
         for token in [t for t, s in self._open.items() if now - s.opened > SESSION_TTL]:
             del self._open[token]
+            self._drafts.pop(token, None)
 
 
 def session_cookie(token: str, *, secure: bool) -> str:

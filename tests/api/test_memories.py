@@ -172,6 +172,31 @@ def test_patch_makes_a_version_and_refuses_a_stale_expected_version(
     assert missing.status_code == 404
 
 
+def test_a_patch_that_changes_nothing_is_refused_and_appends_nothing(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, _ = server
+    (memory,) = write(client, "u-patch-same", "Bob's locker is number 12")
+    head = settled_head(client)
+    for same in (
+        {"content": "Bob's locker is number 12"},
+        {"content": "Bob's locker is number 12", "expectedVersion": 1},
+        {"content": "  Bob's locker\r\nis number 12 "},  # as a form sends it back
+    ):
+        refused = client.patch(f"/memories/{memory['id']}", json=same)
+        assert refused.status_code == 409, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "nothing_changed" and "changes nothing" in error["message"]
+    assert settled_head(client) == head
+    assert len(client.get(f"/memories/{memory['id']}").json()["versions"]) == 1
+    # Any one thing changed is a correction.
+    static = client.patch(
+        f"/memories/{memory['id']}", json={"content": "Bob's locker is number 12", "isStatic": True}
+    )
+    assert static.status_code == 200, static.text
+    assert [v["isStatic"] for v in static.json()["versions"]] == [False, True]
+
+
 def test_forget_hides_and_restore_brings_back(server: tuple[httpx.Client, Path]) -> None:
     client, _ = server
     (memory,) = write(client, "u-forget", "Carol is allergic to peanuts")

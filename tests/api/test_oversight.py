@@ -29,6 +29,7 @@ class Store:
     base_url: str
     data_dir: Path
     tokens: dict[str, str]
+    runtime: Runtime
 
     def client(self, agent: str) -> httpx.Client:
         headers = {"authorization": f"Bearer {self.tokens[agent]}"}
@@ -59,7 +60,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
             "boss": agents.add("boss", None, CLI, admin=True).token,
         }
         with app_server(create_app(runtime)) as base_url:
-            yield Store(base_url, data_dir, tokens)
+            yield Store(base_url, data_dir, tokens, runtime)
     finally:
         runtime.close()
 
@@ -188,6 +189,10 @@ def test_a_quarantine_hides_the_agents_memories_and_keeps_them(
 def test_a_rollback_restores_the_digest_of_before_the_attack_and_its_undo_the_attack(
     store: Store, attack: Attack
 ) -> None:
+    head = store.head()
+    # A preview lists what the rollback will do, and appends nothing.
+    preview = store.runtime.core.rollbacks.preview("mallory", attack.since_seq)
+    assert store.head() == head
     with store.client("boss") as boss:
         standing = boss.get("/agents/mallory").json()
         done = boss.post("/agents/mallory/rollback", json={"sinceSeq": attack.since_seq})
@@ -199,6 +204,9 @@ def test_a_rollback_restores_the_digest_of_before_the_attack_and_its_undo_the_at
         assert sorted(r["id"] for r in body["reverted"]) == sorted([attack.city, attack.job])
         assert body["restored"] == [attack.colour]
         assert [p["containerTag"] for p in body["profiles"]] == [TAG]
+        assert (preview.forgotten, preview.restored) == (body["forgotten"], body["restored"])
+        assert [r.memory_id for r in preview.reverted] == [r["id"] for r in body["reverted"]]
+        assert [p.container_tag for p in preview.profiles] == [TAG]
 
         city = boss.get(f"/memories/{attack.city}").json()
         kinds = [(v["provenance"]["agentId"], v["provenance"]["kind"]) for v in city["versions"]]

@@ -319,6 +319,10 @@ def test_the_http_export_signs_on_request(
     assert beside.stdout == export
     ranged = client.get("/log/export", params={"from": "2", "to": "3", "sign": "1"})
     assert verify_log.verify(io.BytesIO(ranged.content), public_key=key)["records"] == 2
+    # Saved by a browser under a name that says what it is.
+    assert ranged.headers["content-disposition"] == (
+        'attachment; filename="mnemolog-log-2-3-signed.jsonl"'
+    )
     assert client.get("/log/export", params={"sign": "false"}).content == plain.content
     refused = client.get("/log/export", params={"sign": "maybe"})
     assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_input"

@@ -214,6 +214,28 @@ def test_list_is_newest_first_with_paging(world: World) -> None:
     assert [r.memory_id for r in rows] == ["m3", "m2"]
 
 
+def test_the_text_filter_takes_every_word_in_any_order(world: World) -> None:
+    write(world, "m1", "Ticket OPS-7 escalated to the on-call team")
+    write(world, "m2", "The escalated ticket was closed on 50% of hosts")
+    write(world, "m3", "Ticket OPS-9 waits on the migration")
+
+    def found(text: str) -> list[str]:
+        rows, _ = world.projection.browse(status="live", container_tag="c1", text=text)
+        return sorted(r.memory_id for r in rows)
+
+    assert found("Ticket escalated") == ["m1", "m2"]
+    assert found("escalated   TICKET") == ["m1", "m2"]
+    assert found("ticket waits") == ["m3"]
+    assert found("50%") == ["m2"] and found("5_%") == []  # LIKE's wildcards are text here
+    assert found("ticket escalated closed") == ["m2"]
+
+
+def test_an_erasure_is_in_the_chain_s_history(world: World) -> None:
+    write(world, "m1", "Ada's locker code is 7731")
+    erase(world, "m1")
+    assert [h.kind for h in world.projection.history("m1")] == ["memory.written", "subject.erased"]
+
+
 @dataclass
 class Op:
     kind: str

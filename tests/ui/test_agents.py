@@ -43,21 +43,43 @@ def test_a_revoked_key_is_refused_at_once(browser: Browser, keyed_store: Seeded)
     page.goto("/ui/agents/worker")
     spare = keyed_store.tokens["worker-spare"].split("_")[1]
     row = page.locator("table.keys tbody tr").filter(has_text=spare)
-    row.get_by_role("button", name="Revoke").click()
+
+    def spare_opens() -> int:
+        with httpx.Client(base_url=keyed_store.base_url) as client:
+            return client.get(
+                "/memories",
+                params={"containerTag": "work"},
+                headers={"Authorization": f"Bearer {keyed_store.tokens['worker-spare']}"},
+            ).status_code
+
+    # One click asks first: the revocation cannot be undone.
+    row.get_by_role("link", name="Revoke…").click()
+    expect(page.get_by_role("alert")).to_contain_text("This cannot be undone.")
+    expect(page.locator("dl.facts")).to_contain_text(spare)
+    shot(page, "revoke")
+    assert spare_opens() == 200
+    page.get_by_role("link", name="Keep it").click()
+    expect(row).to_contain_text("live")
+    assert spare_opens() == 200
+    row.get_by_role("link", name="Revoke…").click()
+    page.get_by_role("button", name="Revoke for good").click()
     expect(page.locator("table.keys tbody tr").filter(has_text=spare)).to_contain_text("revoked")
-    with httpx.Client(base_url=keyed_store.base_url) as client:
-        refused = client.get(
-            "/memories",
-            params={"containerTag": "work"},
-            headers={"Authorization": f"Bearer {keyed_store.tokens['worker-spare']}"},
-        )
-    assert refused.status_code == 401
+    assert spare_opens() == 401
 
 
 def test_a_rollback_and_its_undo(browser: Browser, keyed_store: Seeded) -> None:
     page = logged_in(browser, keyed_store, "admin")
     page.goto("/ui/agents/worker")
     page.get_by_label(re.compile("Roll back")).fill(str(keyed_store.seqs["ticket"]))
+    page.get_by_role("button", name="Preview the rollback…").click()
+    # A preview first: what it will change, and nothing changed yet.
+    forgotten = page.locator("ul.forgotten li")
+    expect(forgotten).to_have_count(1)
+    expect(forgotten).to_contain_text(keyed_store.ids["ticket"])
+    expect(forgotten).to_contain_text("Ticket OPS-7 waits on the database migration")
+    shot(page, "rollback-preview")
+    with keyed_store.client("admin") as admin:
+        assert admin.get(f"/memories/{keyed_store.ids['ticket']}").json()["forgotten"] is False
     page.get_by_role("button", name="Roll back").click()
     rollbacks = page.locator("table.rollbacks tbody tr")
     expect(rollbacks).to_have_count(1)

@@ -26,6 +26,13 @@ def test_the_activity_feed_follows_the_log(browser: Browser, open_store: Seeded)
     expect(newest).to_have_attribute("data-seq", str(seq))
     expect(newest.locator(".kind")).to_have_text("memory.written")
     expect(newest).to_contain_text(memory_id)
+    # Linked as the rows the server rendered are, its instant written the same way.
+    expect(newest.get_by_role("link", name=memory_id)).to_have_attribute(
+        "href", f"/ui/memories/{memory_id}"
+    )
+    when = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$")
+    expect(newest.locator("td").nth(1)).to_have_text(when)
+    expect(rows.nth(1).locator("td").nth(1)).to_have_text(when)
     expect(page.get_by_text("Alice bought a kayak")).to_have_count(0)  # ids, never text
     shot(page, "activity")
 
@@ -41,6 +48,9 @@ def test_the_audit_page_checks_and_exports_the_log(browser: Browser, open_store:
     shot(page, "audit")
     public_key = page.locator(".public-key").inner_text()
     upper = page.get_by_label("To record").input_value()
+    with page.expect_download() as downloading:
+        page.get_by_role("button", name="Download the signed export").click()
+    assert downloading.value.suggested_filename == f"mnemolog-log-1-{upper}-signed.jsonl"
     exported = page.request.get(f"/log/export?from=1&to={upper}&sign=true")
     assert exported.status == 200
     lines = exported.text().splitlines()

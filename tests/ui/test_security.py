@@ -24,7 +24,7 @@ HOME_TEXTS = ("Porto", "green tea", "bicycle", "goldfish", "where does Alice liv
 def logged_in(browser: Browser, store: Seeded, who: str) -> Page:
     page = browser.new_context(base_url=store.base_url).new_page()
     page.goto("/ui/memories")
-    expect(page).to_have_url(re.compile(r"/ui/login$"))  # no key yet: the login page
+    expect(page).to_have_url(re.compile(r"/ui/login\?next=%2Fui%2Fmemories$"))  # no key yet
     page.get_by_label("API key").fill(store.tokens[who])
     page.get_by_role("button", name="Log in").click()
     expect(page).to_have_url(re.compile(r"/ui/memories"))
@@ -41,7 +41,7 @@ def test_a_login_sets_a_strict_session_cookie(browser: Browser, keyed_store: See
     page.get_by_role("button", name="Log out").click()
     expect(page).to_have_url(re.compile(r"/ui/login$"))
     page.goto("/ui/memories")
-    expect(page).to_have_url(re.compile(r"/ui/login$"))  # the session is gone
+    expect(page).to_have_url(re.compile(r"/ui/login\?next="))  # the session is gone
 
 
 def test_a_wrong_key_opens_nothing(browser: Browser, keyed_store: Seeded) -> None:
@@ -51,13 +51,78 @@ def test_a_wrong_key_opens_nothing(browser: Browser, keyed_store: Seeded) -> Non
     page.get_by_role("button", name="Log in").click()
     expect(page.get_by_role("alert")).to_contain_text("That key opens nothing here.")
     assert page.context.cookies() == []
-    # Without a session a page is the login page, and an action is refused before it runs.
+    # Without a session a page is the login page, and an action is sent there before it runs.
     with httpx.Client(base_url=keyed_store.base_url) as client:
-        assert client.get("/ui/traces").headers["location"] == "/ui/login"
+        assert client.get("/ui/traces").headers["location"] == "/ui/login?next=%2Fui%2Ftraces"
         forget = client.post(
             f"/ui/memories/{keyed_store.ids['porto']}/forget", data={"reason": "x"}
         )
-        assert forget.status_code == 401
+        assert forget.status_code == 307
+        assert forget.headers["location"].startswith("/ui/login?form=%2Fui%2Fmemories%2F")
+        # Posted on there, it is shown back, never acted on.
+        shown = client.post(forget.headers["location"], data={"reason": "x"})
+        assert shown.status_code == 401 and "Your session has ended" in shown.text
+    with keyed_store.client("admin") as admin:
+        assert admin.get(f"/memories/{keyed_store.ids['porto']}").json()["forgotten"] is False
+
+
+def test_a_form_sent_after_its_session_ended_is_kept_across_the_login(
+    browser: Browser, keyed_store: Seeded
+) -> None:
+    page = logged_in(browser, keyed_store, "admin")
+    memory_id = keyed_store.ids["tea"]
+    page.goto(f"/ui/memories/{memory_id}")
+    # The server no longer knows the session (it restarted; the cookie is stale).
+    page.context.add_cookies([{"name": COOKIE, "value": "stale", "url": keyed_store.base_url}])
+    page.get_by_label(re.compile("Forget it")).fill("she switched to coffee")
+    page.get_by_role("button", name="Forget").click()
+    expect(page).to_have_url(re.compile(r"/ui/login\?"))
+    expect(page.get_by_role("alert")).to_contain_text("Your session has ended")
+    assert "error" not in page.content().split("<main>")[1][:40]  # a page, not raw JSON
+    page.get_by_label("API key").fill(keyed_store.tokens["admin"])
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(re.compile(rf"/ui/memories/{memory_id}$"))
+    expect(page.get_by_label(re.compile("Forget it"))).to_have_value("she switched to coffee")
+    with keyed_store.client("admin") as admin:  # nothing ran unasked
+        assert admin.get(f"/memories/{memory_id}").json()["forgotten"] is False
+    page.get_by_role("button", name="Forget").click()
+    expect(page.locator(".badge.forgotten")).to_contain_text("she switched to coffee")
+    page.get_by_role("button", name="Restore").click()
+    expect(page.locator(".badge.live")).to_have_text("live")
+
+
+def test_a_login_returns_to_the_page_asked_for_and_never_to_another_host(
+    browser: Browser, keyed_store: Seeded
+) -> None:
+    page = browser.new_context(base_url=keyed_store.base_url).new_page()
+    asked = f"/ui/traces/{keyed_store.traces['work']}"
+    page.goto(asked)
+    expect(page).to_have_url(re.compile(r"/ui/login\?next="))
+    page.get_by_label("API key").fill(keyed_store.tokens["admin"])
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(f"{keyed_store.base_url}{asked}")
+    expect(page.locator("q.query")).to_have_text("when does the deploy key rotate")
+    with httpx.Client(base_url=keyed_store.base_url, timeout=30) as client:
+        for hostile in (
+            "https://evil.example/ui/memories",
+            "//evil.example/ui/memories",
+            "/\\evil.example/ui/memories",
+            "/ui/../evil",
+            "javascript:alert(1)",
+        ):
+            client.cookies.clear()
+            login = client.get("/ui/login", params={"next": hostile})
+            assert "evil" not in login.text and "javascript" not in login.text
+            answer = client.post(
+                "/ui/login",
+                data={
+                    "csrf": csrf_of(login.text),
+                    "key": keyed_store.tokens["admin"],
+                    "next": hostile,
+                },
+            )
+            assert answer.status_code == 303, hostile
+            assert answer.headers["location"] == "/ui/memories", hostile
 
 
 def test_a_scoped_key_sees_nothing_of_another_container(

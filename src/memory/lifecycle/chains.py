@@ -12,7 +12,7 @@ import msgspec
 
 from ...clock import parse_instant
 from ...embedding.port import Embedder
-from ...errors import KeyDestroyed, NotFound, VersionConflict
+from ...errors import KeyDestroyed, NotFound, NothingChanged, VersionConflict
 from ...eventlog import Actor, Draft, KeyStore, Sealer
 from ...eventlog.events import (
     AnyEvent,
@@ -25,6 +25,7 @@ from ...eventlog.events import (
 from ...eventlog.subjects import memory_subject, profile_subject
 from ...projections.memories.projection import MemoryProjection
 from ...projections.memories.rows import VersionRow
+from ...texts import content_hash
 from ..oversight.trust import Trust
 from ..poisoning.head import Detector
 from ..record import Recorder, decided_again
@@ -73,7 +74,8 @@ class Chains:
         """A new version with new content (PATCH): never a mutation; flagged like a write
         when the poisoning detector flags its text. An edit whose fact (``observed_at``) is
         older than the chain's latest never becomes what is served: it is written as a
-        correction named of the chain, which keeps it beside the chain as an older memory."""
+        correction named of the chain, which keeps it beside the chain as an older memory. An
+        edit that would change nothing of the latest version is refused (``NothingChanged``)."""
         self._refuse(actor)
         container_tag = self._existing(memory_id).container_tag
         current = self._memories.latest(memory_id)
@@ -97,6 +99,12 @@ class Chains:
             if expected_version is not None and latest.version != expected_version:
                 raise VersionConflict(
                     f"memory {memory_id!r} is at version {latest.version}, not {expected_version}"
+                )
+            if unchanged(latest, item):
+                raise NothingChanged(
+                    f"this correction changes nothing: version {latest.version} of memory"
+                    f" {memory_id!r} already says it (the same text, isStatic, metadata,"
+                    " context and fact time)"
                 )
             version_id = new_id("ver")
             event = MemoryEdited(
@@ -189,3 +197,17 @@ class Chains:
     def _record(self, actor: Actor, event: AnyEvent) -> int:
         """Append atomically and apply; the event's seq."""
         return self._recorder.record([Draft(actor, event)]).seqs[0]
+
+
+def unchanged(latest: VersionRow, item: NewMemory) -> bool:
+    """Whether an edit would say what the latest version says already: the same text (as an
+    exact duplicate is known, ``content_hash``: whitespace and line endings aside), isStatic,
+    metadata and context, and no other fact time."""
+    return (
+        latest.content is not None
+        and content_hash(latest.content) == content_hash(item.content)
+        and latest.is_static == item.is_static
+        and (latest.metadata or None) == (item.metadata or None)
+        and latest.context == item.context
+        and (item.observed_at is None or parse_instant(item.observed_at) == latest.observed_at)
+    )

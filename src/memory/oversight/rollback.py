@@ -93,62 +93,74 @@ class Rollbacks:
         check_agent_name(agent_id)
         since_seq = max(since_seq, 1)
         rollback_id = new_id("rbk")
-        note = f"rollback {rollback_id} of agent {agent_id!r} since seq {since_seq}"
         containers = self._containers(scan(self._log, agent_id, since_seq))
         with self._locked(containers):
             # Again under the locks: what changed since the first read counts too.
-            found = scan(self._log, agent_id, since_seq)
-            drafts: list[Draft] = []
-            event = AgentRolledBack(rollback_id=rollback_id, agent_id=agent_id, since_seq=since_seq)
-            created = set(found.created)
-            for memory_id in dict.fromkeys(found.created):
-                latest = self._memories.latest(memory_id)
-                if latest is not None and not latest.forgotten and not latest.erased:
-                    drafts.append(self._forget(actor, memory_id, note))
-                    event.forgotten.append(memory_id)
-            for memory_id in found.changed:
-                if memory_id in created:
-                    continue
-                target = self._before(memory_id, agent_id, since_seq, found.copies)
-                if target is not None:
-                    draft, reverted = self._revert(actor, target[0], target[1], rollback_id)
-                    drafts.append(draft)
-                    event.reverted.append(reverted)
-            for memory_id, (who, what) in found.toggled.items():
-                latest = self._memories.latest(memory_id)
-                if who != agent_id or memory_id in created or latest is None or latest.erased:
-                    continue
-                if what == "forgotten" and latest.forgotten:
-                    drafts.append(self._restore(actor, memory_id, note))
-                    event.restored.append(memory_id)
-                elif what == "restored" and not latest.forgotten:
-                    drafts.append(self._forget(actor, memory_id, note))
-                    event.reforgotten.append(memory_id)
-            for tag, updates in found.profiles.items():
-                if updates[-1][0] != agent_id:
-                    continue
-                earlier = [seq for who, seq in updates if who != agent_id]
-                restored = (
-                    earlier[-1] if earlier else last_profile_before(self._log, tag, since_seq)
-                )
-                drafts.append(self._profile(actor, tag, restored))
-                event.profiles.append(
-                    ProfileReset(
-                        container_tag=tag, restored_seq=restored, replaced_seq=updates[-1][1]
-                    )
-                )
-            for document_id in dict.fromkeys(found.documents):
-                row = self._documents.get(document_id)
-                if row is not None and not row.erased and not row.forgotten:
-                    drafts.append(self._forget_document(actor, row.document_id, row.container_tag))
-                    event.documents.append(document_id)
-            event.erased.extend(found.erased)
+            drafts, event = self._plan(agent_id, since_seq, rollback_id, actor)
             if not drafts and not event.erased:
                 return None
             self._recorder.record([*drafts, Draft(actor, event)])
         made = self._oversight.rollback(rollback_id)
         assert made is not None
         return made
+
+    def preview(self, agent_id: str, since_seq: int) -> AgentRolledBack:
+        """What a rollback of the agent from ``since_seq`` would do now (the event it would
+        append, listing each item), appending nothing."""
+        check_agent_name(agent_id)
+        since_seq = max(since_seq, 1)
+        actor = Actor(agent_id=agent_id, protocol="rest")  # the drafts are thrown away
+        return self._plan(agent_id, since_seq, "rbk_preview", actor)[1]
+
+    def _plan(
+        self, agent_id: str, since_seq: int, rollback_id: str, actor: Actor
+    ) -> tuple[list[Draft], AgentRolledBack]:
+        """The events that undo the agent's changes from ``since_seq``, and the
+        ``agent.rolled_back`` that lists them."""
+        note = f"rollback {rollback_id} of agent {agent_id!r} since seq {since_seq}"
+        found = scan(self._log, agent_id, since_seq)
+        drafts: list[Draft] = []
+        event = AgentRolledBack(rollback_id=rollback_id, agent_id=agent_id, since_seq=since_seq)
+        created = set(found.created)
+        for memory_id in dict.fromkeys(found.created):
+            latest = self._memories.latest(memory_id)
+            if latest is not None and not latest.forgotten and not latest.erased:
+                drafts.append(self._forget(actor, memory_id, note))
+                event.forgotten.append(memory_id)
+        for memory_id in found.changed:
+            if memory_id in created:
+                continue
+            target = self._before(memory_id, agent_id, since_seq, found.copies)
+            if target is not None:
+                draft, reverted = self._revert(actor, target[0], target[1], rollback_id)
+                drafts.append(draft)
+                event.reverted.append(reverted)
+        for memory_id, (who, what) in found.toggled.items():
+            latest = self._memories.latest(memory_id)
+            if who != agent_id or memory_id in created or latest is None or latest.erased:
+                continue
+            if what == "forgotten" and latest.forgotten:
+                drafts.append(self._restore(actor, memory_id, note))
+                event.restored.append(memory_id)
+            elif what == "restored" and not latest.forgotten:
+                drafts.append(self._forget(actor, memory_id, note))
+                event.reforgotten.append(memory_id)
+        for tag, updates in found.profiles.items():
+            if updates[-1][0] != agent_id:
+                continue
+            earlier = [seq for who, seq in updates if who != agent_id]
+            restored = earlier[-1] if earlier else last_profile_before(self._log, tag, since_seq)
+            drafts.append(self._profile(actor, tag, restored))
+            event.profiles.append(
+                ProfileReset(container_tag=tag, restored_seq=restored, replaced_seq=updates[-1][1])
+            )
+        for document_id in dict.fromkeys(found.documents):
+            row = self._documents.get(document_id)
+            if row is not None and not row.erased and not row.forgotten:
+                drafts.append(self._forget_document(actor, row.document_id, row.container_tag))
+                event.documents.append(document_id)
+        event.erased.extend(found.erased)
+        return drafts, event
 
     def _before(
         self, memory_id: str, agent_id: str, since_seq: int, copies: set[str]

@@ -12,6 +12,8 @@ import numpy.typing as npt
 from ...embedding.port import embed_bytes
 from ...eventlog import Sealed, Sealer
 
+MAX_CONTENT = 100_000  # characters of a memory's text, as every shell takes it
+
 
 class NewMemory(msgspec.Struct, frozen=True, kw_only=True):
     """One memory to write, as validated by the API."""

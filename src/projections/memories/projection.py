@@ -53,8 +53,8 @@ class MemoryProjection(MemoryQueries, KeyedWriteTable):
     name = "memories"
     schema = SCHEMA
     # 2: versions.context; 3: links; 4: splits; 5: erasures, profile_history; 6: chain_events;
-    # 7: keyed_writes
-    schema_version = 7
+    # 7: keyed_writes; 8: chain_events holds a chain's erasure
+    schema_version = 8
     folds = (
         MemoryWritten,
         MemorySplit,
@@ -215,7 +215,7 @@ class MemoryProjection(MemoryQueries, KeyedWriteTable):
                     stored, event.memory_id, event.version_id, ", ".join(event.reasons)
                 )
             case SubjectErased():
-                return self._erase(event)
+                return self._erase(stored, event)
             case ContainerErased():
                 self._conn.execute(
                     "INSERT OR REPLACE INTO erasures VALUES (?, ?, ?, ?)",
@@ -426,7 +426,7 @@ class MemoryProjection(MemoryQueries, KeyedWriteTable):
         vector = None if event.embedding is None else self._sealer.open(event.embedding)
         return row, None if vector is None else (record.seq, vector)
 
-    def _erase(self, event: SubjectErased) -> bool:
+    def _erase(self, stored: StoredRecord, event: SubjectErased) -> bool:
         if event.scope == "version" and event.version_id is not None:
             # One version's text, erased with the chain split from it; its chain lives on.
             self._conn.execute(
@@ -448,6 +448,7 @@ class MemoryProjection(MemoryQueries, KeyedWriteTable):
             return True
         if event.scope == "memory" and event.memory_id is not None:
             where, arg = "memory_id = ?", event.memory_id
+            self._note_event(stored, event.memory_id)  # its history says when, and by whom
         elif event.scope == "container" and event.container_tag is not None:
             where, arg = "container_tag = ?", event.container_tag
             self._conn.execute("DELETE FROM profiles WHERE container_tag = ?", (arg,))

@@ -259,7 +259,8 @@ class MemoryQueries(MemoryAudit):
         in service, ``superseded`` the versions a later one replaced, ``forgotten`` the latest
         of forgotten chains, ``flagged`` the latest versions the detector flagged,
         ``quarantined`` the latest versions of the agents in ``hidden_agents`` (every other
-        status leaves them out). ``text``: a substring of the content, case-insensitive."""
+        status leaves them out). ``text``: words every version listed holds in its content, in
+        any order, each as a substring, case-insensitive."""
         where = ["c.erased = 0"]
         args: list[object] = []
         if container_tag is not None:
@@ -268,8 +269,8 @@ class MemoryQueries(MemoryAudit):
         if agent_id is not None:
             where.append("v.agent_id = ?")
             args.append(agent_id)
-        if text:
-            escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        for word in (text or "").split():
+            escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             where.append("v.content LIKE ? ESCAPE '\\'")
             args.append(f"%{escaped}%")
         conditions, condition_args = _statuses(hidden_agents, flagged)
@@ -508,7 +509,7 @@ class MemoryQueries(MemoryAudit):
     def history(self, memory_id: str) -> list[HistoryRow]:
         """Every event the projection folded for a chain, in log order: the events that made
         its versions, the writes deduplicated into it, its links both ways, the chains split
-        out of it, its forgets, restores and flags."""
+        out of it, its forgets, restores and flags, and its erasure."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT row_id, valid_from, kind, agent_id, protocol, version, NULL, NULL"

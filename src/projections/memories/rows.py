@@ -129,8 +129,8 @@ CREATE TABLE IF NOT EXISTS dedups (
     agent_id TEXT NOT NULL,
     protocol TEXT NOT NULL
 );
--- Forgets, restores and flags of a chain: with its versions, links, splits and dedups, its
--- whole history. No text (a forget's reason is the chain's own column).
+-- Forgets, restores, flags and the erasure of a chain: with its versions, links, splits and
+-- dedups, its whole history. No text (a forget's reason is the chain's own column).
 CREATE TABLE IF NOT EXISTS chain_events (
     seq INTEGER PRIMARY KEY,
     memory_id TEXT NOT NULL,
