@@ -372,13 +372,14 @@ class Writes:
         # Only a text whose words the write keeps can be superseded: those are judged first,
         # then the others in turn up to the first possible update. (Judging a pair aligns
         # its words, tens of microseconds; a container of one template has many candidates.)
-        for similarity, head, text in candidates:
+        judged: dict[int, Judgement] = {}  # judging is pure: a pair is judged once
+        for at, (similarity, head, text) in enumerate(candidates):
             if may_keep(text, item.content, similarity, self._gates):
-                judgement = judge(text, item.content, similarity, self._gates)
+                judged[at] = judgement = judge(text, item.content, similarity, self._gates)
                 if judgement.verdict == "same":
                     return Judged(head, judgement, text), None
-        for similarity, head, text in candidates:
-            judgement = judge(text, item.content, similarity, self._gates)
+        for at, (similarity, head, text) in enumerate(candidates):
+            judgement = judged.get(at) or judge(text, item.content, similarity, self._gates)
             if judgement.verdict == "possible":
                 return None, Judged(head, judgement, text)
         return None, None

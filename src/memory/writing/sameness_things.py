@@ -10,13 +10,12 @@ import functools
 from .sameness_words import (
     AUXILIARIES,
     CALENDAR_WORDS,
-    DETERMINERS,
     FUNCTION_WORDS,
     IDENTITY_NOUNS,
-    PHRASE_PREPOSITIONS,
     QUANTITY,
     SUBJECT_PRONOUNS,
     Prepared,
+    opening_phrase,
 )
 
 # A changed stretch followed by this many shared content words names a thing, not a value.
@@ -64,29 +63,6 @@ def in_subject(words: list[str], at: int) -> bool:
     """Whether word ``at`` of a text (as written) is in the noun phrase it opens with
     ("Invoice 4471", "Kafka broker 1", "My goldfish Hikral", "The 9:40 train")."""
     return at < opening_phrase(tuple(words))
-
-
-@functools.lru_cache(maxsize=8192)
-def opening_phrase(words: tuple[str, ...]) -> int:
-    """How many words the noun phrase a text opens with holds: names, numbers, determiners,
-    and the nouns a determiner or a name opened, up to a function word or a verb (a word in
-    -s or -ed after a noun: "costs", "lives", "renamed"). A pronoun is a phrase alone."""
-    opened = False
-    for at, word in enumerate(words):
-        lower = word.lower()
-        if lower in SUBJECT_PRONOUNS:
-            return at + 1 if at == 0 else at
-        if lower in DETERMINERS or word[:1].isupper():
-            opened = True
-            continue
-        if any(c.isdigit() for c in word):
-            continue
-        if lower in PHRASE_PREPOSITIONS and opened and at + 1 < len(words):
-            continue  # "The bus from Faitratoth Square", "The chat channel of the dredu team"
-        after_noun = at > 0 and words[at - 1].lower() not in DETERMINERS
-        if lower in FUNCTION_WORDS or not opened or (after_noun and lower.endswith(("s", "ed"))):
-            return at
-    return len(words)
 
 
 def possessed_instead(a: list[str], b: list[str], region: tuple[str, int, int, int, int]) -> bool:
@@ -153,10 +129,4 @@ def named_before_the_rest(a: list[str], region: tuple[str, int, int, int, int]) 
 def opening_name_dropped(old: Prepared, new: Prepared) -> bool:
     """Whether a name of the older text's opening noun phrase (a capitalised word after its
     first, or a word holding a digit; not an amount or a date) is missing from the newer."""
-    length = opening_phrase(tuple(old.words))
-    return any(
-        ((at > 0 and word[:1].isupper()) or any(c.isdigit() for c in word))
-        and lower not in new.folded
-        and lower not in old.values
-        for at, (word, lower) in enumerate(zip(old.words[:length], old.lower[:length], strict=True))
-    )
+    return not old.opening_names <= new.folded

@@ -4,7 +4,7 @@ naming the attribute it changes, a predicate that holds one value at a time."""
 
 from __future__ import annotations
 
-from .sameness_things import in_subject, opening_phrase, subject_of
+from .sameness_things import in_subject, subject_of
 from .sameness_words import (
     ATTRIBUTE_OF_CHANGE,
     CALENDAR_WORDS,
@@ -14,6 +14,7 @@ from .sameness_words import (
     SINGLE_VALUED,
     SUBJECT_PRONOUNS,
     Prepared,
+    opening_phrase,
 )
 
 

@@ -134,6 +134,9 @@ class Prepared(NamedTuple):
     values: frozenset[str]  # the amounts, dates and times among ``lower``, with their units
     unvalued: frozenset[str]  # the content words but those
     marked: bool  # whether it says it is a change
+    # The names of the noun phrase it opens with (a capitalised word after its first, or a
+    # word holding a digit; not an amount or a date), case folded: what names its thing.
+    opening_names: frozenset[str]
 
 
 @functools.lru_cache(maxsize=8192)
@@ -149,6 +152,7 @@ def prepared(text: str) -> Prepared:
     plain = [w for at, w in enumerate(folded_words) if at not in timeless]
     values = frozenset(_values_in(lower))
     content = frozenset(_content(lower))
+    opening = opening_phrase(tuple(kept))
     return Prepared(
         raw=text,
         all_words=all_words,
@@ -161,7 +165,36 @@ def prepared(text: str) -> Prepared:
         values=values,
         unvalued=content - values,
         marked=marked,
+        opening_names=frozenset(
+            folded
+            for at, (word, folded) in enumerate(zip(kept[:opening], lower[:opening], strict=True))
+            if ((at > 0 and word[:1].isupper()) or any(c.isdigit() for c in word))
+            and folded not in values
+        ),
     )
+
+
+@functools.lru_cache(maxsize=8192)
+def opening_phrase(words: tuple[str, ...]) -> int:
+    """How many words the noun phrase a text opens with holds: names, numbers, determiners,
+    and the nouns a determiner or a name opened, up to a function word or a verb (a word in
+    -s or -ed after a noun: "costs", "lives", "renamed"). A pronoun is a phrase alone."""
+    opened = False
+    for at, word in enumerate(words):
+        lower = word.lower()
+        if lower in SUBJECT_PRONOUNS:
+            return at + 1 if at == 0 else at
+        if lower in DETERMINERS or word[:1].isupper():
+            opened = True
+            continue
+        if any(c.isdigit() for c in word):
+            continue
+        if lower in PHRASE_PREPOSITIONS and opened and at + 1 < len(words):
+            continue  # "The bus from Faitratoth Square", "The chat channel of the dredu team"
+        after_noun = at > 0 and words[at - 1].lower() not in DETERMINERS
+        if lower in FUNCTION_WORDS or not opened or (after_noun and lower.endswith(("s", "ed"))):
+            return at
+    return len(words)
 
 
 def _values_in(text: list[str]) -> set[str]:
