@@ -379,3 +379,47 @@ def test_a_correction_that_changes_nothing_is_refused(page: Page, open_store: Se
     with open_store.client() as client:
         assert settled_head(client) == head
         assert len(client.get(f"/memories/{memory_id}").json()["versions"]) == 1
+
+
+def test_a_question_asked_runs_a_recall_and_lands_on_its_trace(
+    page: Page, open_store: Seeded
+) -> None:
+    with open_store.client() as client:
+        before = settled_head(client)
+    page.goto("/ui/ask")
+    expect(page.get_by_role("link", name="Ask")).to_have_attribute("aria-current", "page")
+    page.get_by_label("Container").select_option("home")
+    page.get_by_label(re.compile("Question")).fill("Alice's goldfish Bubbles")
+    page.get_by_label("Limit", exact=True).fill("3")
+    page.get_by_label(re.compile("Newer first")).select_option("false")
+    page.get_by_label(re.compile("Forgotten ones too")).check()
+    shot(page, "ask")
+    page.get_by_role("button", name="Ask").click()
+    # Post/Redirect/Get: the recall's own trace, which says why each memory was served or not.
+    expect(page).to_have_url(re.compile(r"/ui/traces/trc_[0-9a-f]+$"))
+    trace_id = page.url.rsplit("/", 1)[1]
+    expect(page.locator("q.query")).to_have_text("Alice's goldfish Bubbles")
+    served = page.locator("table.candidates tbody tr").filter(has_text="goldfish called Bubbles")
+    expect(served.locator("td.outcome")).to_have_text("served")  # forgotten, and asked for
+    with open_store.client() as client:
+        assert settled_head(client) == before + 1  # one recall, and nothing else
+        trace = client.get(f"/inspect/{trace_id}").json()
+    assert (trace["origin"], trace["agentId"], trace["protocol"]) == ("rest", "local", "rest")
+    assert trace["containerTag"] == "home"
+    params = trace["params"]
+    assert (params["limit"], params["recency"], params["includeForgotten"]) == (3, False, True)
+    # A refused option is said beside the form, what was typed kept, and nothing recorded.
+    page.goto("/ui/ask")
+    page.get_by_label(re.compile("Question")).fill("where does Alice live")
+    page.get_by_label(re.compile(r"As of, record time")).fill("last Tuesday")
+    with page.expect_response("**/ui/ask") as answered:
+        page.get_by_role("button", name="Ask").click()
+    assert answered.value.status == 400
+    expect(page.get_by_role("alert")).to_contain_text("asOf")
+    expect(page.get_by_label(re.compile("Question"))).to_have_value("where does Alice live")
+    expect(page.get_by_label(re.compile(r"As of, record time"))).to_have_value("last Tuesday")
+    # A form without this session's token is refused too.
+    forged = page.request.post("/ui/ask", form={"container": "home", "q": "Alice"})
+    assert forged.status == 403
+    with open_store.client() as client:
+        assert settled_head(client) == before + 1
