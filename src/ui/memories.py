@@ -23,6 +23,7 @@ from .pages import Pages, query, see_other
 PAGE = 50  # memories a list page shows
 MAX_TEXT = 256  # characters of a list's text filter
 MAX_REASON = 2000  # characters of a forget's reason, as the API takes
+USES = 20  # recalls that served a memory, and turns that injected it, its page lists
 
 
 def memory_pages(core: Core, pages: Pages) -> APIRouter:
@@ -104,6 +105,7 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
             newer = by_number.get(b or versions[-1].version)
             if older is not None and newer is not None:
                 diff = (older.version, newer.version, word_diff(older, newer))
+        recalls, turns = core.reads.served(read.chain, caller, limit=USES)
         return pages.render(
             request,
             "memory.html",
@@ -114,6 +116,10 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
             diff=diff,
             quarantined=read.quarantined,
             history=read.history,
+            recalls=recalls,
+            turns=turns,
+            uses=USES,
+            numbers={v.version_id: v.version for v in versions},
             max_content=MAX_CONTENT,
             refused=refused,
             draft=draft,

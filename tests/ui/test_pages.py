@@ -423,3 +423,26 @@ def test_a_question_asked_runs_a_recall_and_lands_on_its_trace(
     assert forged.status == 403
     with open_store.client() as client:
         assert settled_head(client) == before + 1
+
+
+def test_a_memory_page_lists_the_recalls_that_served_it(page: Page, open_store: Seeded) -> None:
+    memory_id = open_store.ids["porto"]
+    with open_store.client() as client:
+        newest = recall(client, "home", "which river does Alice live near")
+    page.goto(f"/ui/memories/{memory_id}")
+    rows = page.locator("table.served tbody tr")
+    # Newest first, each with its query, the version served, its agent, and a link.
+    expect(rows.first).to_contain_text("which river does Alice live near")
+    expect(rows.first).to_contain_text("v1")
+    expect(rows.first.locator("td.agent")).to_have_text("local via rest")
+    seeded = rows.filter(has_text="where does Alice live")
+    expect(seeded).to_have_count(1)
+    expect(page.locator("table.injected td.empty")).to_have_text(
+        "No proxied turn has injected it yet."
+    )
+    shot(page, "memory-recalls")
+    seeded.get_by_role("link").click()
+    expect(page).to_have_url(re.compile(rf"/ui/traces/{open_store.traces['home']}$"))
+    page.go_back()
+    rows.first.get_by_role("link").click()
+    expect(page).to_have_url(re.compile(rf"/ui/traces/{newest}$"))
