@@ -446,3 +446,43 @@ def test_a_memory_page_lists_the_recalls_that_served_it(page: Page, open_store: 
     page.go_back()
     rows.first.get_by_role("link").click()
     expect(page).to_have_url(re.compile(rf"/ui/traces/{newest}$"))
+
+
+def test_ids_are_shown_with_their_text(page: Page, open_store: Seeded) -> None:
+    with open_store.client() as client:
+        older = write(client, "links", "Bob's team meets on Tuesdays in room 4")
+        newer = posted(client, "links", content="Bob's team now meets on Thursdays in room 9")
+        hostile = write(client, "links", "<script>alert('x')</script> is what Eve typed")
+        erased = write(client, "links", "Bob's alarm code is 9921")
+        assert client.delete(f"/memories/{erased}").status_code == 200
+    assert newer["possiblyUpdates"], newer
+    # Related memories: the other memory's text beside its id, linked to its page.
+    page.goto(f"/ui/memories/{newer['id']}")
+    related = page.locator("ul.links li").filter(has_text="May update")
+    expect(related.get_by_role("link")).to_have_text(
+        f"{older} Bob's team meets on Tuesdays in room 4"
+    )
+    expect(related.get_by_role("link")).to_have_attribute("href", f"/ui/memories/{older}")
+    # As of: each change names its memory with its text; an erased one says so.
+    page.goto("/ui/asof?container=links&at=0&to=1000000")
+    changes = page.locator("table.changes tbody tr")
+    expect(changes.filter(has_text=older).first.locator(".snippet")).to_have_text(
+        "Bob's team meets on Tuesdays in room 4"
+    )
+    expect(changes.filter(has_text=hostile).first.locator(".snippet")).to_have_text(
+        "<script>alert('x')</script> is what Eve typed"
+    )
+    expect(changes.filter(has_text=erased).first.locator(".snippet.erased")).to_have_text("erased")
+    shot(page, "asof-snippets")
+    # The activity feed: the records the server lists name theirs too.
+    page.goto("/ui/activity")
+    rows = page.locator("table.activity tbody tr")
+    expect(rows.filter(has_text="memory.written").filter(has_text=older).first).to_contain_text(
+        "Bob's team meets on Tuesdays in room 4"
+    )
+    expect(rows.filter(has_text="subject.erased").first.locator(".snippet")).to_have_text("erased")
+    expect(rows.filter(has_text=hostile).first.locator(".snippet")).to_have_text(
+        "<script>alert('x')</script> is what Eve typed"
+    )
+    expect(page.locator("main script")).to_have_count(0)  # text, never markup
+    assert "9921" not in page.content()
