@@ -89,9 +89,11 @@ def main() -> None:
             views = {
                 "memories": "/ui/memories",
                 "memory": f"/ui/memories/{ids['bike']}",
+                "memory-recalls": f"/ui/memories/{ids['porto']}",
                 "erase": f"/ui/memories/{ids['tea']}/erase",
                 "traces": "/ui/traces",
                 "trace": f"/ui/traces/{ids['trace']}",
+                "ask": "/ui/ask?container=user_123",
                 "asof": "/ui/asof?container=user_123&at=3&to=1000000",
                 "agent": "/ui/agents/local",
                 "activity": "/ui/activity",

@@ -8,7 +8,7 @@ requests and outcomes they take and give, and the read models' row types they sh
 from ..projections.documents.projection import ChunkRow, DocumentRow
 from ..projections.memories.rows import ChainView, ImportRow, LinkRow, SplitRow, VersionRow
 from ..projections.oversight import QuarantineRow, RollbackRow
-from ..projections.traces import Rating, Trace, TurnTrace
+from ..projections.traces import Rating, Trace, TurnTrace, VersionTrace
 from ..projections.trust.rows import AgentScore, Carried, SignalRow, TrustParams
 from .agents import Agents, Caller
 from .core import Core
@@ -91,6 +91,7 @@ __all__ = [
     "TrustParams",
     "TurnTrace",
     "VersionRow",
+    "VersionTrace",
     "World",
     "WriteOutcome",
     "Writes",

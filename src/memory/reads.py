@@ -28,14 +28,14 @@ from ..projections.documents.projection import ChunkRow, DocumentProjection, Doc
 from ..projections.memories.projection import MemoryProjection
 from ..projections.memories.queries import Browse
 from ..projections.memories.rows import ChainView, HistoryRow, LinkRow, SplitRow, VersionRow
-from ..projections.traces import Rating, Trace, TraceProjection, TurnTrace
+from ..projections.traces import Rating, Trace, TraceProjection, TurnTrace, VersionTrace
 from ..projections.trust.rows import Carried
 from .agents import Caller
 from .oversight.quarantine import Quarantine
 from .oversight.trust import Trust
 from .recall.service import Recall
 
-__all__ = ["Browse", "ChainRead", "Reads"]
+__all__ = ["Browse", "ChainRead", "Named", "Reads"]
 
 
 class ChainRead(msgspec.Struct, frozen=True, kw_only=True):
@@ -48,6 +48,15 @@ class ChainRead(msgspec.Struct, frozen=True, kw_only=True):
     split_into: list[SplitRow]
     quarantined: frozenset[str]
     history: list[HistoryRow]  # every event folded for it, in log order
+
+
+class Named(msgspec.Struct, frozen=True, kw_only=True):
+    """The versions a page names, in the caller's reach (``Reads.named``): each chain's
+    latest, versions by id, and versions by (memory id, version number)."""
+
+    latest: dict[str, VersionRow]
+    versions: dict[str, VersionRow]
+    numbered: dict[tuple[str, int], VersionRow]
 
 
 class Reads:
@@ -153,6 +162,36 @@ class Reads:
         """Versions by id, erased ones included (without their text)."""
         return self._memories.by_version_ids(version_ids)
 
+    def named(
+        self,
+        caller: Caller,
+        *,
+        latest_of: Sequence[str] = (),
+        version_ids: Sequence[str] = (),
+        numbered: Sequence[tuple[str, int]] = (),
+    ) -> Named:
+        """The versions a list names by id (a page's rows), read in one query of each kind,
+        whatever the rows number; those of a container out of the caller's reach left out,
+        as if they did not exist. Erased ones are included, without their text."""
+        memories = self._memories
+        return Named(
+            latest={
+                k: v
+                for k, v in memories.latest_of(latest_of).items()
+                if caller.may(v.container_tag)
+            },
+            versions={
+                k: v
+                for k, v in memories.by_version_ids(sorted(set(version_ids))).items()
+                if caller.may(v.container_tag)
+            },
+            numbered={
+                k: v
+                for k, v in memories.by_numbers(numbered).items()
+                if caller.may(v.container_tag)
+            },
+        )
+
     def carried(self, version_ids: Sequence[str]) -> dict[str, Carried]:
         """Each version's sources and the trust it carries now."""
         return self._trust.carried(version_ids)
@@ -207,6 +246,19 @@ class Reads:
             raise NotFound(f"no trace {trace_id!r}")
         caller.owns(trace.container_tag, f"trace {trace_id!r}")
         return trace
+
+    def served(
+        self, chain: ChainView, caller: Caller, *, limit: int = 20
+    ) -> tuple[list[VersionTrace], list[VersionTrace]]:
+        """Of a chain the caller was given (``chain``): the latest recalls that served any of
+        its versions and the latest proxied turns that injected any, newest first, at most
+        ``limit`` of each; a scoped key sees only those of its containers."""
+        self._recall.settle()
+        return self._traces.of_versions(
+            [v.version_id for v in chain.versions],
+            containers=caller.containers,
+            limit=limit,
+        )
 
     def ratings(self, trace: Trace) -> list[Rating]:
         """The grades given to the results of a trace the caller was given (``trace``)."""

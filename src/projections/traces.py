@@ -12,7 +12,7 @@ erased ones as such.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import msgspec
@@ -79,6 +79,15 @@ CREATE TABLE IF NOT EXISTS feedback (
     protocol TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS feedback_by_recall ON feedback(recall_id, seq);
+-- Each version a recall served (kind 'recall') or a proxied turn injected (kind 'turn'), by
+-- the seq of that record: a memory's page follows its versions to the traces, newest first.
+CREATE TABLE IF NOT EXISTS version_traces (
+    version_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    PRIMARY KEY (version_id, seq)
+) WITHOUT ROWID;
 """
 
 _COLUMNS = (
@@ -138,11 +147,26 @@ class TurnTrace(msgspec.Struct, frozen=True, kw_only=True):
     protocol: str
 
 
+class VersionTrace(msgspec.Struct, frozen=True, kw_only=True):
+    """A recall that served a version, or a proxied turn that injected it."""
+
+    trace_id: str  # the recall's id, or the turn's
+    seq: int  # the ``recall.performed`` record, or the ``context.injected`` one
+    at: int
+    version_id: str
+    container_tag: str | None
+    query: str | None  # a recall's query (None once its container is erased, and for a turn)
+    origin: str  # a recall's origin; ``proxy`` for a turn
+    agent_id: str
+    protocol: str
+
+
 class TraceProjection(SqliteProjection):
     name = "traces"
     schema = SCHEMA
-    # 2: injections keep what they said of each version's source; 3: feedback
-    schema_version = 3
+    # 2: injections keep what they said of each version's source; 3: feedback;
+    # 4: version_traces
+    schema_version = 4
     folds = (
         RecallPerformed,
         ProxyTurn,
@@ -163,6 +187,7 @@ class TraceProjection(SqliteProjection):
         elif isinstance(event, ProxyTurn):
             self._insert_turn(stored, event)
         elif isinstance(event, ContextInjected):
+            self._note_versions(stored.record.seq, "turn", event.trace_id, event.version_ids)
             self._conn.execute(
                 "INSERT INTO injections VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -335,6 +360,58 @@ class TraceProjection(SqliteProjection):
                 record.actor.protocol,
             ),
         )
+        self._note_versions(record.seq, "recall", event.recall_id, event.served)
+
+    def _note_versions(self, seq: int, kind: str, trace_id: str, version_ids: list[str]) -> None:
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO version_traces VALUES (?, ?, ?, ?)",
+            [(version_id, seq, kind, trace_id) for version_id in version_ids],
+        )
+
+    def of_versions(
+        self, version_ids: Sequence[str], *, containers: Collection[str] | None, limit: int
+    ) -> tuple[list[VersionTrace], list[VersionTrace]]:
+        """The latest recalls that served any of ``version_ids`` and the latest proxied turns
+        that injected any, newest first, at most ``limit`` of each; ``containers``: only those
+        of these containers (None: of any, and recalls over every container too)."""
+        if not version_ids:
+            return [], []
+        marks = ",".join("?" * len(version_ids))
+        found: list[list[VersionTrace]] = []
+        for kind, joined, tag, query, origin in (
+            ("recall", "recalls r ON r.recall_id", "r.container_tag", "r.query", "r.origin"),
+            ("turn", "turns r ON r.turn_id", "r.container_tag", "NULL", "'proxy'"),
+        ):
+            args: list[object] = [kind, *version_ids]
+            scope = ""
+            if containers is not None:
+                scope = f" AND {tag} IN ({','.join('?' * len(containers))})"
+                args += sorted(containers)
+            with self._lock:
+                rows = self._conn.execute(
+                    f"SELECT v.trace_id, v.seq, r.at, v.version_id, {tag}, {query}, {origin},"
+                    f" r.agent_id, r.protocol FROM version_traces v JOIN {joined} = v.trace_id"
+                    f" WHERE v.kind = ? AND v.version_id IN ({marks}){scope}"
+                    " ORDER BY v.seq DESC LIMIT ?",
+                    (*args, limit),
+                ).fetchall()
+            found.append(
+                [
+                    VersionTrace(
+                        trace_id=r[0],
+                        seq=r[1],
+                        at=r[2],
+                        version_id=r[3],
+                        container_tag=r[4],
+                        query=r[5],
+                        origin=r[6],
+                        agent_id=r[7],
+                        protocol=r[8],
+                    )
+                    for r in rows
+                ]
+            )
+        return found[0], found[1]
 
     def ratings(self, recall_id: str) -> list[Rating]:
         """The grades given to a recall's results, oldest first."""

@@ -22,6 +22,7 @@ from ..memory import Caller, Core, SignalRow
 from ..memory.agents import AGENT_NAME, check_agent_name
 from .forms import read_form
 from .pages import Pages, see_other
+from .snippets import Snippets
 
 SIGNALS = 200  # signals an agent's page draws and lists
 CHART = (720, 160)  # the trust chart's width and height, in pixels
@@ -78,6 +79,12 @@ def agent_pages(core: Core, pages: Pages, threshold: float) -> APIRouter:
             threshold=threshold,
             keys=keys,
             signals=signals,
+            snippets=Snippets(
+                core,
+                caller,
+                memory_ids=[s.memory_id for s in signals if s.memory_id],
+                version_ids=[s.version_id for s in signals if s.version_id],
+            ),
             chart=trust_chart(signals, threshold),
             quarantine=core.quarantine.state(agent_id),
             rollbacks=core.rollbacks.of(agent_id) if caller.admin else [],

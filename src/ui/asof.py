@@ -21,6 +21,7 @@ from ..replay.believed import Belief, believed
 from ..replay.diff import Change, changes_between
 from ..runtime import Runtime
 from .pages import Pages
+from .snippets import Snippets
 
 MAX_CHANGES = 500  # changes a diff page lists, newest last
 SHOWN = 200  # memories a page lists of each instant's belief
@@ -56,6 +57,14 @@ def asof_pages(runtime: Runtime, pages: Pages) -> APIRouter:
             )
             later = await run_in_threadpool(_belief, runtime, tag, end)
         belief = await run_in_threadpool(_belief, runtime, tag, seq)
+        shown_changes = None if changes is None else changes[-MAX_CHANGES:]
+        named = [c for c in shown_changes or () if c.memory_id is not None]
+        snippets = Snippets(
+            core,
+            caller,
+            memory_ids=[c.memory_id for c in named if c.memory_id],
+            numbered=[(c.memory_id, c.version) for c in named if c.memory_id and c.version],
+        )
         return pages.render(
             request,
             "asof.html",
@@ -71,7 +80,8 @@ def asof_pages(runtime: Runtime, pages: Pages) -> APIRouter:
             pages=max(
                 1, -(-max(len(belief.memories), len(later.memories) if later else 0) // SHOWN)
             ),
-            changes=None if changes is None else changes[-MAX_CHANGES:],
+            changes=shown_changes,
+            snippets=snippets,
             more=0 if changes is None else max(0, len(changes) - MAX_CHANGES),
         )
 

@@ -29,6 +29,7 @@ from ..eventlog.verify import VerifyReport, verify_log
 from ..runtime import Runtime
 from .forms import read_form
 from .pages import Pages
+from .snippets import Snippets
 
 FEED = 100  # records the activity page lists before the live ones
 
@@ -66,10 +67,23 @@ def audit_pages(runtime: Runtime, pages: Pages) -> APIRouter:
             }
             for stored in reversed(records)
         ]
+        # The memories the rows name (memoryId, targetMemoryId, memoryIds...), and the
+        # version a record concerns, read in one batch.
+        memory_ids: list[str] = []
+        version_ids: list[str] = []
+        for stored in records:
+            for name, value in event_ids(stored.record.event).items():
+                if name.endswith(("emoryId", "emoryIds")):
+                    memory_ids += [value] if isinstance(value, str) else value
+                elif name == "versionId" and isinstance(value, str):
+                    version_ids.append(value)
         return pages.render(
             request,
             "activity.html",
             rows=rows,
+            snippets=Snippets(
+                runtime.core, pages.caller(request), memory_ids=memory_ids, version_ids=version_ids
+            ),
             head=head,
             live=before is None,
             kinds=kinds,

@@ -19,10 +19,12 @@ from ..memory.reads import Browse
 from ..views import chain_body
 from .forms import read_form
 from .pages import Pages, query, see_other
+from .snippets import Snippets
 
 PAGE = 50  # memories a list page shows
 MAX_TEXT = 256  # characters of a list's text filter
 MAX_REASON = 2000  # characters of a forget's reason, as the API takes
+USES = 20  # recalls that served a memory, and turns that injected it, its page lists
 
 
 def memory_pages(core: Core, pages: Pages) -> APIRouter:
@@ -104,6 +106,21 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
             newer = by_number.get(b or versions[-1].version)
             if older is not None and newer is not None:
                 diff = (older.version, newer.version, word_diff(older, newer))
+        recalls, turns = core.reads.served(read.chain, caller, limit=USES)
+        split_from = read.split_from
+        # The memories this one is linked to, named with their text.
+        snippets = Snippets(
+            core,
+            caller,
+            memory_ids=[
+                *(k.memory_id for k in read.links),
+                *(k.target_memory_id for k in read.links),
+                *(s.memory_id for s in read.split_into),
+                *(e.other_memory_id for e in read.history if e.other_memory_id),
+                *([split_from.source_memory_id] if split_from else []),
+            ],
+            version_ids=[split_from.source_version_id] if split_from else [],
+        )
         return pages.render(
             request,
             "memory.html",
@@ -114,6 +131,11 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
             diff=diff,
             quarantined=read.quarantined,
             history=read.history,
+            snippets=snippets,
+            recalls=recalls,
+            turns=turns,
+            uses=USES,
+            numbers={v.version_id: v.version for v in versions},
             max_content=MAX_CONTENT,
             refused=refused,
             draft=draft,

@@ -13,6 +13,7 @@ from ..runtime import Runtime
 from ..web.auth import MAX_NEXT, safe_next
 from ..web.sessions import Draft, Sessions, session_cookie, session_token
 from .agents import agent_pages
+from .ask import ask_pages
 from .asof import asof_pages
 from .audit import audit_pages
 from .forms import read_fields, read_form
@@ -90,6 +91,7 @@ def ui_routes(app: FastAPI, runtime: Runtime, sessions: Sessions) -> Pages:
         router,
         memory_pages(core, pages),
         trace_pages(runtime, pages),
+        ask_pages(core, pages),
         asof_pages(runtime, pages),
         agent_pages(core, pages, runtime.settings.trust_threshold),
         audit_pages(runtime, pages),

@@ -429,3 +429,22 @@ def test_stored_vectors_are_read_a_chunk_at_a_time_across_both_formats(
     # Through an earlier seq: only the rows written by then.
     first_five = world.projection.vectors_through(int(whole.labels[4]))
     assert first_five is not None and np.array_equal(first_five.data, expected[:5])
+
+
+def test_the_versions_a_page_names_are_read_in_one_batch(world: World) -> None:
+    write(world, "m1", "Alice lives in Porto")
+    supersede(world, "m1", "Alice lives in Lisbon")
+    write(world, "m2", "Bob keeps bees")
+    erase(world, "m2")
+    latest = world.projection.latest_of(["m1", "m2", "m1", "nosuch"])
+    assert {k: (v.version, v.content, v.erased) for k, v in latest.items()} == {
+        "m1": (2, "Alice lives in Lisbon", False),
+        "m2": (1, None, True),
+    }
+    numbered = world.projection.by_numbers([("m1", 1), ("m1", 2), ("m1", 3), ("m2", 1)])
+    assert {k: v.content for k, v in numbered.items()} == {
+        ("m1", 1): "Alice lives in Porto",
+        ("m1", 2): "Alice lives in Lisbon",
+        ("m2", 1): None,
+    }
+    assert world.projection.latest_of([]) == {} and world.projection.by_numbers([]) == {}

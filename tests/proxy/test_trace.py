@@ -165,3 +165,42 @@ def test_a_request_may_take_the_fast_path_or_say_nothing(proxy: Proxy) -> None:
     assert refused.json()["error"]["code"] == "invalid_input"
     assert "x-mnemolog-rerank" in refused.json()["error"]["message"]
     assert proxy.runtime.log.head().seq == before
+
+
+def test_a_version_leads_to_the_recalls_that_served_it_and_the_turns_that_injected_it(
+    proxy: Proxy, tmp_path: Path
+) -> None:
+    turn_id, memory_id = memory_turn(proxy, "u-follow", "Eli restores old radios")
+    core = proxy.runtime.core
+    latest = core.memories.latest(memory_id)
+    assert latest is not None
+    searched = httpx.post(
+        f"{proxy.base_url}/search", json={"q": "old radios", "containerTag": "u-follow"}
+    ).json()
+    httpx.get(f"{proxy.base_url}/inspect", params={"limit": 1})  # the search's trace landed
+    (injection,) = httpx.get(f"{proxy.base_url}/inspect/{turn_id}").json()["injections"]
+    traces = core.traces
+    recalls, turns = traces.of_versions([latest.version_id], containers=None, limit=10)
+    # Newest first: the REST search, then the proxy's memory round; the turn that injected it.
+    assert [(r.trace_id, r.origin) for r in recalls] == [
+        (searched["traceId"], "rest"),
+        (injection["recallId"], "proxy"),
+    ]
+    assert recalls[0].query == "old radios" and recalls[0].container_tag == "u-follow"
+    assert [(t.trace_id, t.origin, t.agent_id) for t in turns] == [(turn_id, "proxy", "local")]
+    assert turns[0].seq > recalls[1].seq and turns[0].at > 0
+    # Bounded, and a key scoped to other containers sees none of them.
+    assert [
+        r.trace_id for r in traces.of_versions([latest.version_id], containers=None, limit=1)[0]
+    ] == [searched["traceId"]]
+    assert traces.of_versions([latest.version_id], containers={"other"}, limit=10) == ([], [])
+    assert traces.of_versions(["nosuch"], containers=None, limit=10) == ([], [])
+    rebuilt = TraceProjection(tmp_path / "traces.sqlite3", proxy.runtime.sealer)
+    try:
+        rebuilt.apply(list(proxy.runtime.log.read()))
+        assert rebuilt.of_versions([latest.version_id], containers={"u-follow"}, limit=10) == (
+            recalls,
+            turns,
+        )
+    finally:
+        rebuilt.close()

@@ -379,3 +379,110 @@ def test_a_correction_that_changes_nothing_is_refused(page: Page, open_store: Se
     with open_store.client() as client:
         assert settled_head(client) == head
         assert len(client.get(f"/memories/{memory_id}").json()["versions"]) == 1
+
+
+def test_a_question_asked_runs_a_recall_and_lands_on_its_trace(
+    page: Page, open_store: Seeded
+) -> None:
+    with open_store.client() as client:
+        before = settled_head(client)
+    page.goto("/ui/ask")
+    expect(page.get_by_role("link", name="Ask")).to_have_attribute("aria-current", "page")
+    page.get_by_label("Container").select_option("home")
+    page.get_by_label(re.compile("Question")).fill("Alice's goldfish Bubbles")
+    page.get_by_label("Limit", exact=True).fill("3")
+    page.get_by_label(re.compile("Newer first")).select_option("false")
+    page.get_by_label(re.compile("Forgotten ones too")).check()
+    shot(page, "ask")
+    page.get_by_role("button", name="Ask").click()
+    # Post/Redirect/Get: the recall's own trace, which says why each memory was served or not.
+    expect(page).to_have_url(re.compile(r"/ui/traces/trc_[0-9a-f]+$"))
+    trace_id = page.url.rsplit("/", 1)[1]
+    expect(page.locator("q.query")).to_have_text("Alice's goldfish Bubbles")
+    served = page.locator("table.candidates tbody tr").filter(has_text="goldfish called Bubbles")
+    expect(served.locator("td.outcome")).to_have_text("served")  # forgotten, and asked for
+    with open_store.client() as client:
+        assert settled_head(client) == before + 1  # one recall, and nothing else
+        trace = client.get(f"/inspect/{trace_id}").json()
+    assert (trace["origin"], trace["agentId"], trace["protocol"]) == ("rest", "local", "rest")
+    assert trace["containerTag"] == "home"
+    params = trace["params"]
+    assert (params["limit"], params["recency"], params["includeForgotten"]) == (3, False, True)
+    # A refused option is said beside the form, what was typed kept, and nothing recorded.
+    page.goto("/ui/ask")
+    page.get_by_label(re.compile("Question")).fill("where does Alice live")
+    page.get_by_label(re.compile(r"As of, record time")).fill("last Tuesday")
+    with page.expect_response("**/ui/ask") as answered:
+        page.get_by_role("button", name="Ask").click()
+    assert answered.value.status == 400
+    expect(page.get_by_role("alert")).to_contain_text("asOf")
+    expect(page.get_by_label(re.compile("Question"))).to_have_value("where does Alice live")
+    expect(page.get_by_label(re.compile(r"As of, record time"))).to_have_value("last Tuesday")
+    # A form without this session's token is refused too.
+    forged = page.request.post("/ui/ask", form={"container": "home", "q": "Alice"})
+    assert forged.status == 403
+    with open_store.client() as client:
+        assert settled_head(client) == before + 1
+
+
+def test_a_memory_page_lists_the_recalls_that_served_it(page: Page, open_store: Seeded) -> None:
+    memory_id = open_store.ids["porto"]
+    with open_store.client() as client:
+        newest = recall(client, "home", "which river does Alice live near")
+    page.goto(f"/ui/memories/{memory_id}")
+    rows = page.locator("table.served tbody tr")
+    # Newest first, each with its query, the version served, its agent, and a link.
+    expect(rows.first).to_contain_text("which river does Alice live near")
+    expect(rows.first).to_contain_text("v1")
+    expect(rows.first.locator("td.agent")).to_have_text("local via rest")
+    seeded = rows.filter(has_text="where does Alice live")
+    expect(seeded).to_have_count(1)
+    expect(page.locator("table.injected td.empty")).to_have_text(
+        "No proxied turn has injected it yet."
+    )
+    shot(page, "memory-recalls")
+    seeded.get_by_role("link").click()
+    expect(page).to_have_url(re.compile(rf"/ui/traces/{open_store.traces['home']}$"))
+    page.go_back()
+    rows.first.get_by_role("link").click()
+    expect(page).to_have_url(re.compile(rf"/ui/traces/{newest}$"))
+
+
+def test_ids_are_shown_with_their_text(page: Page, open_store: Seeded) -> None:
+    with open_store.client() as client:
+        older = write(client, "links", "Bob's team meets on Tuesdays in room 4")
+        newer = posted(client, "links", content="Bob's team now meets on Thursdays in room 9")
+        hostile = write(client, "links", "<script>alert('x')</script> is what Eve typed")
+        erased = write(client, "links", "Bob's alarm code is 9921")
+        assert client.delete(f"/memories/{erased}").status_code == 200
+    assert newer["possiblyUpdates"], newer
+    # Related memories: the other memory's text beside its id, linked to its page.
+    page.goto(f"/ui/memories/{newer['id']}")
+    related = page.locator("ul.links li").filter(has_text="May update")
+    expect(related.get_by_role("link")).to_have_text(
+        f"{older} Bob's team meets on Tuesdays in room 4"
+    )
+    expect(related.get_by_role("link")).to_have_attribute("href", f"/ui/memories/{older}")
+    # As of: each change names its memory with its text; an erased one says so.
+    page.goto("/ui/asof?container=links&at=0&to=1000000")
+    changes = page.locator("table.changes tbody tr")
+    expect(changes.filter(has_text=older).first.locator(".snippet")).to_have_text(
+        "Bob's team meets on Tuesdays in room 4"
+    )
+    expect(changes.filter(has_text=hostile).first.locator(".snippet")).to_have_text(
+        "<script>alert('x')</script> is what Eve typed"
+    )
+    expect(changes.filter(has_text=erased).first.locator(".snippet.erased")).to_have_text("erased")
+    shot(page, "asof-snippets")
+    # The activity feed: the records the server lists name theirs too.
+    page.goto("/ui/activity")
+    rows = page.locator("table.activity tbody tr")
+    expect(rows.filter(has_text="memory.written").filter(has_text=older).first).to_contain_text(
+        "Bob's team meets on Tuesdays in room 4"
+    )
+    expect(rows.filter(has_text="subject.erased").first.locator(".snippet")).to_have_text("erased")
+    expect(rows.filter(has_text=hostile).first.locator(".snippet")).to_have_text(
+        "<script>alert('x')</script> is what Eve typed"
+    )
+    expect(page.locator("main script")).to_have_count(0)  # text, never markup
+    assert "9921" not in page.content()

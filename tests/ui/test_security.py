@@ -13,6 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from mnemolog.web.sessions import COOKIE, MAX_SESSIONS, MAX_SESSIONS_PER_AGENT
 
+from ..servers import settled_head
 from .conftest import Seeded, shot
 
 pytestmark = pytest.mark.slow
@@ -296,3 +297,61 @@ def test_behind_https_every_cookie_is_secure(keyed_store: Seeded) -> None:
     # X-Forwarded-Proto): the cookie is then never sent over plain HTTP.
     set_in, set_out = login_and_logout(keyed_store, **{"x-forwarded-proto": "https"})
     assert "secure" in set_in and "secure" in set_out
+
+
+def test_a_scoped_key_asks_and_follows_only_its_own_containers(
+    browser: Browser, keyed_store: Seeded
+) -> None:
+    deploy, ticket = keyed_store.ids["deploy"], keyed_store.ids["ticket"]
+    with keyed_store.client("admin") as admin:
+        # A recall over every container served the deploy memory too: not the worker's to see.
+        wide = admin.post("/search", json={"q": "deploy key rotates Friday"}).json()
+        assert deploy in [r["id"] for r in wide["results"]]
+        # The admin says a worker's memory helped: a signal on the worker's trust.
+        found = admin.post(
+            "/search", json={"q": "Ticket OPS-7 migration", "containerTag": "work"}
+        ).json()
+        version = next(r["versionId"] for r in found["results"] if r["id"] == ticket)
+        used = admin.post(f"/recalls/{found['traceId']}/used", json={"versionIds": [version]})
+        assert used.status_code == 200, used.text
+        head = settled_head(admin)
+    page = logged_in(browser, keyed_store, "worker")
+    page.goto("/ui/ask")
+    expect(page.get_by_label("Container").locator("option")).to_have_text(["work"])
+    visited = [page.content()]
+    page.get_by_label(re.compile("Question")).fill("when does the deploy key rotate")
+    page.get_by_role("button", name="Ask").click()
+    expect(page).to_have_url(re.compile(r"/ui/traces/trc_[0-9a-f]+$"))
+    asked = page.url.rsplit("/", 1)[1]
+    visited.append(page.content())
+    # Another container, or every one, cannot be asked about: refused, and nothing recorded.
+    csrf = page.locator('input[name="csrf"]').first.get_attribute("value") or ""
+    for container in ("home", ""):
+        refused = page.request.post(
+            "/ui/ask", form={"csrf": csrf, "container": container, "q": "where does Alice live"}
+        )
+        assert refused.status == 403, container
+    answer = page.goto("/ui/ask?container=home")
+    assert answer is not None and answer.status == 403
+    # The deploy memory's page lists the worker's recall and the admin's of ``work``; never
+    # the admin's over every container.
+    page.goto(f"/ui/memories/{deploy}")
+    served = page.locator("table.served tbody tr")
+    expect(served.first.locator("a")).to_have_attribute("href", f"/ui/traces/{asked}")
+    expect(served.filter(has_text="when does the deploy key rotate")).to_have_count(2)
+    expect(served.filter(has_text="deploy key rotates Friday")).to_have_count(0)
+    visited.append(page.content())
+    # Its own agent's signals name their memory with its text.
+    page.goto("/ui/agents/worker")
+    signal = page.locator("table.signals tbody tr").filter(has_text="used")
+    expect(signal.locator(".snippet")).to_have_text("Ticket OPS-7 waits on the database migration")
+    visited.append(page.content())
+    for html in visited:
+        for text in HOME_TEXTS:
+            assert text not in html
+    with keyed_store.client("admin") as admin:
+        assert settled_head(admin) == head + 1  # the worker's one recall
+        trace = admin.get(f"/inspect/{asked}").json()
+        assert (trace["agentId"], trace["containerTag"]) == ("worker", "work")
+        admin_view = admin.get(f"/ui/memories/{deploy}").text
+    assert "deploy key rotates Friday" in admin_view  # the admin sees its wide recall

@@ -181,6 +181,24 @@ class MemoryQueries(MemoryAudit):
             found.setdefault(content_hash(row.content or ""), row)
         return found
 
+    def latest_of(self, memory_ids: Sequence[str]) -> dict[str, VersionRow]:
+        """Each chain's latest version, by memory id (those that exist): one query."""
+        rows = self._rows_where("v.memory_id", sorted(set(memory_ids)), " AND v.valid_to IS NULL")
+        return {r.memory_id: r for r in rows}
+
+    def by_numbers(self, numbered: Sequence[tuple[str, int]]) -> dict[tuple[str, int], VersionRow]:
+        """Versions by (memory id, version number), those that exist: one query."""
+        wanted = sorted(set(numbered))
+        if not wanted:
+            return {}
+        pairs = ",".join("(?, ?)" for _ in wanted)
+        rows = self._versions(
+            f"SELECT {VERSION_COLUMNS} {FROM_VERSIONS}"
+            f" WHERE (v.memory_id, v.version) IN (VALUES {pairs})",
+            tuple(value for pair in wanted for value in pair),
+        )
+        return {(r.memory_id, r.version): r for r in rows}
+
     def by_version_ids(self, version_ids: Sequence[str]) -> dict[str, VersionRow]:
         return {r.version_id: r for r in self._rows_where("v.version_id", version_ids)}
 
@@ -200,12 +218,14 @@ class MemoryQueries(MemoryAudit):
     def by_row_ids(self, row_ids: Sequence[int]) -> dict[int, VersionRow]:
         return {r.row_id: r for r in self._rows_where("v.row_id", row_ids)}
 
-    def _rows_where(self, column: str, values: Sequence[object]) -> list[VersionRow]:
+    def _rows_where(
+        self, column: str, values: Sequence[object], also: str = ""
+    ) -> list[VersionRow]:
         if not values:
             return []
         marks = ",".join("?" * len(values))
         return self._versions(
-            f"SELECT {VERSION_COLUMNS} {FROM_VERSIONS} WHERE {column} IN ({marks})",
+            f"SELECT {VERSION_COLUMNS} {FROM_VERSIONS} WHERE {column} IN ({marks}){also}",
             tuple(values),
         )
 
