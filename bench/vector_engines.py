@@ -296,6 +296,7 @@ def section(report: dict[str, Any]) -> str:
             f" {left['recall_at_10']:.3f} | {found['erased_bytes_kept']} |"
         )
     return (
+        "## Vector index engines side by side\n\n"
         f"Written by `{report['command']}` on {report['date']} (code {report['code']});"
         " `bench/vector_engines.py` says how each figure is taken. Vectors of the fast tier:"
         " LongMemEval's user turns (77,990), then the distinct facts of `bench/factgen.py`"
