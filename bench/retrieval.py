@@ -15,11 +15,13 @@ asserted; the goals are printed as met or not met.
 
     .venv/bin/python bench/retrieval.py [--tier quality|fast] [--dataset both|locomo|longmemeval]
         [--limit-conversations N] [--limit-questions N] [--supersede-threshold T] [--json]
-        [--rerank [--rerank-pool 10,20,30]]
+        [--rerank [--rerank-pool 10,20,30]] [--dump FILE]
 
 With ``--rerank`` every question is asked again with ``rerank`` on, once per pool size of
 ``--rerank-pool`` (default: the product's), and a "hybrid plus rerank" line is printed per pool
-beside the others, with the time a reranked search took in this process.
+beside the others, with the time a reranked search took in this process. ``--dump FILE``
+writes each answerable question's served list and fused head (texts, dates, ranks) as JSON
+lines, so that an ordering rule can be tried offline on the very candidates.
 
 The evaluation data is read from ``../shared/bench-data`` beside the repository (``--data``
 overrides it) and is never copied: LoCoMo is licensed for non-commercial use only.
@@ -521,6 +523,8 @@ def _one_haystack(runtime: Runtime, haystack: Haystack, run: Run, args: argparse
             if row.observed_at_text != version_turn[row.version_id].observed_at:
                 run.stats.served_without_date += 1
         run.tally["turn"].add(question.category, score(items_of(rows), question.gold))
+        if args.dump is not None:
+            _dump(args.dump, run.dataset, tag, question, asked, turns_of, version_turn)
         vector_items = [frozenset(turns_of[c.version_id]) for c in dense[:LIMIT]]
         run.tally["turn/vector"].add(question.category, score(vector_items, question.gold))
         if question.newer_older is not None:
@@ -667,6 +671,57 @@ def _search(core: Core, q: str, tag: str, limit: int, args: argparse.Namespace) 
     )
     hits = core.recall.search(request, origin="rest", actor=ACTOR).hits
     return [hit.row for hit in hits if hit.row is not None]
+
+
+def _dump(
+    out: Any,
+    dataset: str,
+    tag: str,
+    question: Question,
+    asked: Asked,
+    turns_of: dict[str, dict[str, None]],
+    version_turn: dict[str, Turn],
+) -> None:
+    """One JSON line of what a question was served and from which candidates (``--dump``):
+    the head of the fused list with its texts and dates, so that an ordering rule can be
+    tried again offline on exactly these candidates."""
+    head = sorted(asked.candidates, key=lambda c: -c.score)[:DUMP_HEAD]
+    wanted = {c.version_id for c in head} | {row.version_id for row in asked.rows}
+    record = {
+        "dataset": dataset,
+        "tag": tag,
+        "qid": question.qid,
+        "category": question.category,
+        "question": question.text,
+        "gold": sorted(question.gold),
+        "newer_older": question.newer_older,
+        "served": [row.version_id for row in asked.rows],
+        "candidates": [
+            {
+                "v": c.version_id,
+                "vector_rank": c.vector_rank,
+                "bm25_rank": c.bm25_rank,
+                "similarity": c.similarity,
+                "score": c.score,
+                "below_floor": c.below_floor,
+            }
+            for c in head
+        ],
+        "versions": {
+            v: {
+                "text": version_turn[v].text,
+                "observed_at": version_turn[v].observed_at,
+                "session": version_turn[v].session,
+                "turns": sorted(turns_of[v]),
+            }
+            for v in wanted
+            if v in version_turn
+        },
+    }
+    out.write(json.dumps(record) + "\n")
+
+
+DUMP_HEAD = 20  # the candidates of the fused head a dump keeps, by score
 
 
 @dataclass
@@ -1088,6 +1143,13 @@ def main() -> int:
         help="with --rerank: the pool sizes to rerank (each adds a line)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--dump",
+        type=argparse.FileType("w"),
+        default=None,
+        metavar="FILE",
+        help="write each question's served list and fused head (texts, dates) as JSON lines",
+    )
     args = parser.parse_args()
     args.rerank_pools = [int(n) for n in args.rerank_pool.split(",")] if args.rerank else []
     if not (args.data / "RECIPE.md").is_file():
