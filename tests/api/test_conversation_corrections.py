@@ -65,15 +65,24 @@ SAID_AGAIN = [
         "The landlord raised my monthly rent to 1,950 dollars.",
         "How much is my monthly rent?",
     ),
+    (
+        # A reply that changes the value and shares no word with the question.
+        "elliptic-reply",
+        "Please book a table for four at Nopa on Friday evening.",
+        "No, make it Saturday instead.",
+        "Which day is the dinner reservation for?",
+    ),
 ]
 
 
 # Known short of the goal: (tier, case). The story shares no word with the question ("where
-# do I go to exercise?": no "go", no "exercise"), and a newer text that shares nothing but names
-# with the question is read as another fact, not a new value; on the quality tier e5 also puts
-# it at a cosine of 0.745 from the fact it corrects, under its floor of 0.80. Each must fail
-# until fixed; one that passes must leave this set.
-KNOWN_SHORT = {("quality", "story"), ("fast", "story")}
+# do I go to exercise?": no "go", no "exercise"); on the fast tier the question finds it about
+# as close in meaning as the fact it corrects, and it comes first, but e5 puts it at a cosine of
+# 0.745 from that fact, under its floor of 0.80, so the two are not read as one thing. The
+# elliptic reply shares no word with the question either, and e5 finds it at 0.768 from the
+# question, under the same floor: it is not served on meaning at all. Each must fail until
+# fixed; one that passes must leave this set.
+KNOWN_SHORT = {("quality", "story"), ("quality", "elliptic-reply")}
 
 
 @pytest.mark.parametrize(
@@ -129,3 +138,25 @@ def test_statements_of_one_conversation_that_do_not_correct_keep_their_order(
     for limit in LIMITS:
         hits = search(tiered, tag, "Where does my sister Ana live?", limit)
         assert position(hits, first) == 1, (limit, [h["content"] for h in hits])
+
+
+def test_facts_of_one_shape_said_in_a_row_each_come_first_for_their_own_question(
+    tiered: httpx.Client,  # noqa: F811
+) -> None:
+    """Several facts of one shape told one after another, each about its own thing, are not
+    corrections of each other: the question that names one thing is answered by its fact
+    first, though the others are newer, alike in meaning and answer it about as closely."""
+    tag = fresh_tag("one-shape")
+    write_fillers(tiered, tag, FILLERS)
+    pets = [
+        ("Sven's rabbit is called Flinond and sleeps in the hallway.", "Flinond"),
+        ("Yusuf's goldfish is called Hetojar and sleeps in the garden.", "Hetojar"),
+        ("Priya's tortoise is called Brushind and sleeps in the kitchen.", "Brushind"),
+    ]
+    for text, _ in pets:
+        write(tiered, tag, text)
+    write(tiered, tag, "Ben Florir is a product manager on the search team.")
+    for text, name in pets:
+        for limit in LIMITS:
+            hits = search(tiered, tag, f"Who owns the pet called {name}?", limit)
+            assert position(hits, text) == 1, (name, limit, [h["content"] for h in hits])

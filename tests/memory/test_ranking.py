@@ -28,7 +28,7 @@ from mnemolog.memory.recall.ranking import (
     recency_weight,
     with_contexts,
 )
-from mnemolog.memory.recall.stages import answers_beyond_names, asks_of_older
+from mnemolog.memory.recall.stages import answers_beyond_names, asks_of_older, names_only_older
 
 DAY = 86_400 * 1_000_000_000
 
@@ -116,6 +116,24 @@ def test_a_close_newer_statement_moves_up_seconds_later() -> None:
     assert newer_above_older_among_agreed([3, 1], {1, 3}, observed, lambda n, o: True) == [3, 1]
     # Not close: the seconds keep their order by relevance.
     assert newer_above_older_among_agreed([1, 2, 3], {1, 2, 3}, observed) == [1, 2, 3]
+
+
+def test_a_close_newer_statement_in_the_first_five_moves_up_though_not_agreed() -> None:
+    """A correction that shares no word with the question is in no keyword list, so it is not
+    agreed; among the first five served it still moves above what it corrects when the two
+    are close, within a day. A day or more apart, only agreed ones move."""
+    observed = {1: 10 * DAY, 2: 10 * DAY + 30 * 10**9, 3: 11 * DAY, 9: 12 * DAY}
+    close = lambda newer, older: (newer, older) in {(2, 1), (3, 1), (9, 1)}  # noqa: E731
+    assert newer_above_older_among_agreed([1, 2], {1}, observed, close) == [2, 1]
+    # 3 is a day after 1: not agreed, so the one-day rule does not apply, and ``close`` is for
+    # statements of one day only.
+    assert newer_above_older_among_agreed([1, 3], {1}, observed, close) == [1, 3]
+    # Beyond the first five and not agreed: left where it is.
+    order = [1, 4, 5, 6, 7, 2]
+    assert (
+        newer_above_older_among_agreed(order, {1}, observed | dict.fromkeys(range(4, 8), 0), close)
+        == order
+    )
 
 
 def test_a_statement_is_at_most_a_sentence_or_two() -> None:
@@ -260,3 +278,19 @@ def test_a_text_answers_a_question_beyond_names_when_it_holds_another_of_its_wor
     assert answers(1) and answers(3)
     # A word written in lower case somewhere is no name.
     assert answers_beyond_names("kai violin", {2: "kai takes the bus"})(2)
+
+
+def test_a_question_that_names_what_only_the_older_names_asks_of_the_older() -> None:
+    texts = {
+        1: "Sven's rabbit is called Flinond and sleeps in the hallway.",
+        2: "Ben Florir is a product manager on the search team.",
+        3: "Please book a table for four at Nopa on Friday evening.",
+        4: "No, make it Saturday instead.",
+    }
+    named = names_only_older("Who owns the pet called Flinond?", texts)
+    assert named(2, 1)  # the pet is named by the older only
+    # Nothing named: an elliptic reply may still be the older one's new value.
+    assert not names_only_older("Which day is the dinner reservation for?", texts)(4, 3)
+    # Named by both: the question does not tell them apart by it.
+    both = {5: "Kai's violin teacher is Mira.", 6: "Kai's teacher is Tom now."}
+    assert not names_only_older("Who teaches Kai?", both)(6, 5)

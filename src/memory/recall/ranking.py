@@ -57,6 +57,17 @@ UPDATE_GAP_NS = 86_400 * 1_000_000_000  # one day: statements of one conversatio
 # third-party facts measured (bench/third_party_pairs.py: BEAM, memtrust, SGD); LongMemEval's
 # hit@1 was the same at bounds of 20 to 40.
 STATEMENT_WORDS = 30
+# Two such statements answer a question alike when the question finds the newer about as close
+# in meaning as the older: its cosine to the query within this share of the span from the
+# embedder's floor to 1 below the older's (0.1 of cosine on the fast tier, whose floor is 0.35;
+# 0.03 on e5, whose cosines crowd above 0.8). Then the newer wins however it is worded: the
+# only rare word of a story, or a reply that shares no word with the question ("No, I want it
+# on Thursday next week"). A fact of another thing is further from the question than the
+# fact it asks of ("Kai takes the number 7 bus" beside "Kai's violin teacher is called Mira",
+# asked "Kai violin teacher"). Measured on third-party corrections said 30 seconds later
+# (bench/third_party_corrections.py) and LoCoMo's turns, which are seconds apart within a
+# session: docs/recall.md, step 9.
+ANSWERS_ALIKE = 0.15
 # The version of the ranking rules: the fusion constants above and the full-text analysis. A
 # recall records it, so that a replay by a build that ranks otherwise reports the trace as not
 # verifiable by that build, not as differing. 1 (recorded as no version): equal fusion
@@ -66,8 +77,10 @@ STATEMENT_WORDS = 30
 # served, unless the query names what only the older one names. 4: of two agreed single
 # statements related in meaning (the embedder's floor), the newer first however close their
 # dates; with no keyword match, the vector list's top five are the agreed ones; the query asks
-# of the older one's thing when the newer swaps an asked word for another (stages.py).
-RANKING = 4
+# of the older one's thing when the newer swaps an asked word for another (stages.py). 5: of
+# two single statements within a day among the first five served, the newer first when the
+# question finds it about as close as the older (``ANSWERS_ALIKE``), whatever its words.
+RANKING = 5
 POOL = 50  # candidates taken from each index (at least; five times the limit when larger)
 # A memory's keyword score is the BM25 of its content plus this share of the BM25 of its
 # context (what it answers: a reply is found by the words of the question it answers). At 0.5
@@ -216,31 +229,35 @@ def newer_above_older_among_agreed(
     observed: Mapping[int, int],
     close: Callable[[int, int], bool] = lambda newer, older: False,
 ) -> list[int]:
-    """Among ``agreed`` (the candidates both indexes rank in their top ``AGREED_RANKS``), each
-    one moves just above the first of them placed higher that it is newer than: by at least
-    ``UPDATE_GAP_NS``, or by any time when the two are ``close`` in meaning.
+    """Each candidate that is ``agreed`` (both indexes rank it in their top
+    ``AGREED_RANKS``) or among the first ``AGREED_RANKS`` of ``order`` moves just above the
+    first such candidate placed higher that it is newer than: two agreed ones by at least
+    ``UPDATE_GAP_NS``; any two by less than that when they are ``close`` (the newer a new
+    statement of what the older says, for this question).
 
     When the meaning and the words of several memories answer the query best, the newer
     statement is the one to believe: an update ("I have 25 postcards now") above the value it
     replaces ("I have 10 postcards"), whatever the days between them. A correction said
     seconds later in the same conversation ("sorry, the meeting moved to 3pm") is such an
-    update too, and is as close in meaning to what it corrects as two statements of one fact
-    are; other statements of the same conversation keep their order by relevance. These
-    candidates sit at the very top of the fused list, so what is in the top five rarely
-    changes.
+    update too, when ``close`` says the two answer the question alike; other statements of
+    the same conversation keep their order by relevance. These candidates sit at the very top
+    of the fused list, so what is in the top five rarely changes.
     """
-    if len(agreed) < 2:
+    considered = set(agreed) | set(order[:AGREED_RANKS])
+    if len(considered) < 2:
         return order
     reordered = list(order)
-    for label in [r for r in order if r in agreed]:
+    for label in [r for r in order if r in considered]:
         at = reordered.index(label)
         when = observed[label]
         for place in range(at):
             other = reordered[place]
-            if other not in agreed:
+            if other not in considered:
                 continue
             gap = when - observed[other]
-            if gap >= UPDATE_GAP_NS or (gap > 0 and close(label, other)):
+            if (gap >= UPDATE_GAP_NS and label in agreed and other in agreed) or (
+                0 < gap < UPDATE_GAP_NS and close(label, other)
+            ):
                 reordered.insert(place, reordered.pop(at))
                 break
     return reordered

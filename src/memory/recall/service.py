@@ -15,7 +15,7 @@ import functools
 import threading
 import time
 import uuid
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future
 
@@ -32,6 +32,7 @@ from ...eventlog.subjects import container_subject
 from ...projections.documents.projection import DocumentProjection
 from ...projections.indexes import FullTextProjection, VectorProjection
 from ...projections.memories.projection import MemoryProjection
+from ...projections.memories.rows import VersionRow
 from ...projections.readmodels import ReadModels
 from ...projections.trust.projection import TrustProjection
 from ...projections.trust.rows import Carried
@@ -42,6 +43,8 @@ from .documents import DocumentRecall
 from .learned import LearnedStage, Standing, logged
 from .messages import Hit, Origin, RecallRequest, RecallResult
 from .ranking import (
+    AGREED_RANKS,
+    ANSWERS_ALIKE,
     RANKING,
     RERANK_POOL,
     agreed_at_top,
@@ -62,6 +65,7 @@ from .stages import (
     index_candidates,
     live_scope,
     marked,
+    names_only_older,
     searched_seq,
     unhidden,
     vector_digest,
@@ -308,6 +312,14 @@ class Recall:
             return recency_weight(observed[row_id], reference) if request.recency else 1.0
 
         fused = fuse(by_vector, by_text, list(stamps), weight, self._floor)
+        read: dict[int, VersionRow] = {}  # rows read so far, each read once
+
+        def rows_of(labels: Sequence[int]) -> dict[int, VersionRow]:
+            missing = [r for r in labels if r not in read]
+            if missing:
+                read.update(self._memories.by_row_ids(missing))
+            return {r: read[r] for r in labels if r in read}
+
         diversify = request.diversify if request.diversify is not None else request.limit >= 5
         order = [f.label for f in fused if not f.below_floor]
         distrusted = self._under_trust(request.min_trust, order, stamps)
@@ -320,7 +332,7 @@ class Recall:
             # The cross-encoder judges the head of the fused order by the memories' text; its
             # order replaces the fused one there, and MMR then weighs its relevance, within
             # that head only (the fused scores below are of another scale).
-            rows = self._memories.by_row_ids(order[: judge.pool])
+            rows = rows_of(order[: judge.pool])
             texts = {r: row.content for r, row in rows.items() if row.content is not None}
             reranked = judge.rerank(order, texts)
             order, relevance = reranked.order, reranked.relevance()
@@ -331,15 +343,19 @@ class Recall:
             placed = self._mmr(order[:head], relevance, request.limit, agreed)
             order = placed + order[len(placed) :]
         if request.recency:
+            first = set(order[:AGREED_RANKS])
             order = newer_above_older_among_agreed(
-                order, agreed, observed, self._close(agreed, request.q)
+                order,
+                agreed,
+                observed,
+                self._close(agreed, first, request.q, query, observed, rows_of),
             )
         # Of a served memory that another candidate may update, the newer is placed just
         # above it (at every limit), unless the question asks of the older one's thing (the
         # newer swaps a word it asks by): a link is a guess, and must not put another thing's
         # fact first.
         links = self._memories.links_among(order)
-        linked = self._memories.by_row_ids(sorted({r for link in links for r in link}))
+        linked = rows_of(sorted({r for link in links for r in link}))
         if links:
             order = linked_newer_first(
                 order,
@@ -375,7 +391,7 @@ class Recall:
             order = learned.order
         served = order[: request.limit]
         by_label = {f.label: f for f in fused}
-        rows = self._memories.by_row_ids(served)
+        rows = rows_of(served)
         if carried is None:
             carried = self._carried([rows[r].version_id for r in served if r in rows])
         newer_of: dict[int, list[int]] = {}
@@ -438,39 +454,101 @@ class Recall:
             if (c.trust if (c := carried.get(stamps[r][0])) is not None else prior) < min_trust
         )
 
-    def _close(self, labels: AbstractSet[int], query: str) -> Callable[[int, int], bool]:
-        """Whether the newer of two of ``labels`` may be read as a new statement of the older
-        one's thing: both single statements (``ranking.is_statement``) whose stored vectors
-        are as close as a query must be to a memory served on meaning alone (the floor: only
-        one unrelated pair in ten is); the newer holds a word of the query other than a name
-        (``answers_beyond_names``: a fact of the same person is not a new value of this one);
-        and the query does not ask of the older one's thing (``asks_of_older``, as for
-        links)."""
+    def _close(
+        self,
+        agreed: AbstractSet[int],
+        head: AbstractSet[int],
+        query: str,
+        vector: npt.NDArray[np.float32],
+        observed: Mapping[int, int],
+        rows_of: Callable[[Sequence[int]], dict[int, VersionRow]],
+    ) -> Callable[[int, int], bool]:
+        """Whether the newer of two candidates may be read as a new statement of the older
+        one's thing, for this query. Both are single statements (``ranking.is_statement``)
+        whose stored vectors are as close as a query must be to a memory served on meaning
+        alone (the floor: only one unrelated pair in ten is), and the query does not ask of
+        the older one's thing (``asks_of_older``, as for links). Then the newer answers the
+        question as the older does:
+
+        - both ``agreed``, when it holds a word of the query other than a name
+          (``answers_beyond_names``: a fact of the same person is not a new value of this
+          one);
+        - or, both in ``head`` (the first served), when the query finds it about as close
+          in meaning as the older (``ANSWERS_ALIKE``), and of the candidates read the newer
+          is the closest to the older of those said after it, and the older the closest to
+          the newer of those said before it: a correction whose words the query does not
+          use ("No, make it Saturday") is nearer what it corrects than anything said since,
+          where a fact of another thing of one shape, said in a row with its siblings, has a
+          closer sibling on one side; unless the query names a thing that only the older
+          names (``names_only_older``)."""
+        labels = sorted(agreed | head)
         if len(labels) < 2:
             return lambda newer, older: False
+        floor = self._floor
+        alike = ANSWERS_ALIKE * (1.0 - floor)
 
-        # Read only when a pair of one day asks: most searches have none.
+        # Read only when a pair of one day asks: most searches have none. The vectors settle
+        # most pairs; the texts are read only for a pair they do not turn away.
         @functools.cache
         def judged() -> Callable[[int, int], bool]:
-            rows = self._memories.by_row_ids(sorted(labels))
-            statements = {
-                r: row.content or "" for r, row in rows.items() if is_statement(row.content or "")
-            }
-            if len(statements) < 2:
-                return lambda newer, older: False
-            ranked = sorted(statements)
-            matrix = self._unit_vectors(ranked)
+            matrix = self._unit_vectors(labels)
             cosines = matrix @ matrix.T
-            at = {label: i for i, label in enumerate(ranked)}
-            apart = asks_of_older(query, statements)
-            answers = answers_beyond_names(query, statements)
-            return lambda newer, older: (
-                newer in at
-                and older in at
-                and bool(cosines[at[newer], at[older]] >= self._floor)
-                and answers(newer)
-                and not apart(newer, older)
-            )
+            asked = matrix @ unit(vector.reshape(1, -1))[0]
+            at = {label: i for i, label in enumerate(labels)}
+            # Of the candidates read (statements or not), each one's closest of those said
+            # after it and of those said before it (-1: none).
+            when = np.array([observed[r] for r in labels])
+            after = np.where(when[None, :] > when[:, None], cosines, -3.0)
+            before = np.where(when[None, :] < when[:, None], cosines, -3.0)
+            closest_after = np.where(after.max(axis=1) > -3.0, after.argmax(axis=1), -1)
+            closest_before = np.where(before.max(axis=1) > -3.0, before.argmax(axis=1), -1)
+
+            @functools.cache
+            def worded() -> tuple[
+                AbstractSet[int],
+                Callable[[int, int], bool],
+                Callable[[int], bool],
+                Callable[[int, int], bool],
+            ]:
+                rows = rows_of(labels)
+                texts = {
+                    r: row.content or ""
+                    for r, row in rows.items()
+                    if is_statement(row.content or "")
+                }
+                return (
+                    texts.keys(),
+                    asks_of_older(query, texts),
+                    answers_beyond_names(query, texts),
+                    names_only_older(query, texts),
+                )
+
+            def close(newer: int, older: int) -> bool:
+                i, j = at[newer], at[older]
+                if cosines[i, j] < floor:
+                    return False
+                both_agreed = newer in agreed and older in agreed
+                as_closely = bool(
+                    newer in head
+                    and older in head
+                    and closest_after[j] == i
+                    and closest_before[i] == j
+                    and asked[i] >= floor
+                    and asked[i] >= asked[j] - alike
+                )
+                if not (both_agreed or as_closely):
+                    return False
+                statements, apart, answers, named = worded()
+                return (
+                    newer in statements
+                    and older in statements
+                    and (
+                        (both_agreed and answers(newer)) or (as_closely and not named(newer, older))
+                    )
+                    and not apart(newer, older)
+                )
+
+            return close
 
         return lambda newer, older: judged()(newer, older)
 

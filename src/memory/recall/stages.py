@@ -158,17 +158,16 @@ def asks_of_older(query: str, texts: Mapping[int, str]) -> Callable[[int, int], 
     Jira is gone"), carries the older one's thing over, as a correction does. Words are
     compared as the full-text index holds them (stemmed, stop words aside); the frame is
     aligned on every word. ``texts`` holds the texts of both sides, by label."""
-    asked = frozenset(query_terms(query))
+    asked = _asked(query)
     if not asked:
         return lambda newer, older: False
     terms = {r: _terms(text) for r, text in texts.items()}
-    sequences = {r: [w.lower() for w in _WORD.findall(text)] for r, text in texts.items()}
 
     def apart(newer: int, older: int) -> bool:
         asked_only_older = asked & (terms.get(older, frozenset()) - terms.get(newer, frozenset()))
         if not asked_only_older:
             return False
-        a, b = sequences.get(older, []), sequences.get(newer, [])
+        a, b = _sequence(texts.get(older, "")), _sequence(texts.get(newer, ""))
         matcher = cydifflib.SequenceMatcher(None, a, b, autojunk=False)  # difflib's, compiled
         return any(
             tag == "replace"
@@ -181,23 +180,59 @@ def asks_of_older(query: str, texts: Mapping[int, str]) -> Callable[[int, int], 
     return apart
 
 
+def _names(query: str, texts: Mapping[int, str]) -> frozenset[str]:
+    """The index terms of the names among the query's and ``texts``'s words: a word
+    capitalised wherever it is written ("Kai", "Flinond")."""
+    return _names_in((query, *sorted(texts.values())))
+
+
+@functools.lru_cache(maxsize=256)
+def _names_in(texts: tuple[str, ...]) -> frozenset[str]:
+    """``_names`` of these texts, kept: both rules that read names ask for the same head."""
+    words = [w for text in texts for w in _WORD.findall(text)]
+    lower = {w.lower() for w in words}
+    written_lower = {w.lower() for w in words if not w[:1].isupper()}
+    return frozenset(term for word in lower - written_lower for term in _terms(word))
+
+
 def answers_beyond_names(query: str, texts: Mapping[int, str]) -> Callable[[int], bool]:
     """Whether a text holds a word of the query other than a name: a word capitalised
     wherever it is written, in the query and in ``texts`` ("Kai"). A name says whose fact a
     text is, not which: "Kai takes the number 7 bus" shares only "Kai" with "Kai violin
     teacher", another fact about Kai, where a correction of the teacher speaks of the teacher
     or the violin."""
-    asked = frozenset(query_terms(query))
-    lower = {w.lower() for text in (query, *texts.values()) for w in _WORD.findall(text)}
-    written_lower = {
-        w.lower()
-        for text in (query, *texts.values())
-        for w in _WORD.findall(text)
-        if not w[:1].isupper()
-    }
-    names = frozenset(term for word in lower - written_lower for term in index_terms(word))
+    asked = _asked(query)
+    names = _names(query, texts)
     terms = {r: _terms(text) for r, text in texts.items()}
     return lambda label: bool((asked - names) & terms.get(label, frozenset()))
+
+
+def names_only_older(query: str, texts: Mapping[int, str]) -> Callable[[int, int], bool]:
+    """Whether the query names a thing (a name, as for ``answers_beyond_names``) that the
+    older text names and the newer does not: then it asks of the older one's thing, and a
+    newer text found close to it on meaning alone is not its new value ("Who owns the pet
+    called Flinond?": "Sven's rabbit is called Flinond" before "Ben Florir is a product
+    manager", which a static embedder finds as close for the likeness of two made-up
+    names)."""
+    asked = _asked(query) & _names(query, texts)
+    if not asked:
+        return lambda newer, older: False
+    terms = {r: _terms(text) for r, text in texts.items()}
+    return lambda newer, older: bool(
+        asked & (terms.get(older, frozenset()) - terms.get(newer, frozenset()))
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _asked(query: str) -> frozenset[str]:
+    """A query's terms as the full-text index reads them, kept for the rules of one search."""
+    return frozenset(query_terms(query))
+
+
+@functools.lru_cache(maxsize=4096)
+def _sequence(text: str) -> tuple[str, ...]:
+    """A text's words, lower-cased, in order: the frame ``asks_of_older`` aligns."""
+    return tuple(w.lower() for w in _WORD.findall(text))
 
 
 @functools.lru_cache(maxsize=4096)
