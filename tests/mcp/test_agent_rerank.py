@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from mnemolog.embedding import rerank as rerank_module
 from mnemolog.embedding.encoders import E5_FOLDER
 from mnemolog.eventlog.events import RecallPerformed
 from mnemolog.settings import default_model_cache
@@ -78,8 +79,10 @@ def test_off_reranks_only_when_a_search_asks(tmp_path: Path) -> None:
 
 
 def test_without_the_model_an_agents_search_is_served_unreranked_and_says_why(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The package that ships the reranker is not installed, and the model cache has none.
+    monkeypatch.setattr(rerank_module, "installed_reranker", lambda: None)
     cache = tmp_path / "no-reranker"
     cache.mkdir()
     (cache / E5_FOLDER).symlink_to(default_model_cache() / E5_FOLDER)
