@@ -11,11 +11,10 @@ scores, so a trace shows why each one was or was not recalled.
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 import time
 import uuid
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future
 
@@ -39,18 +38,17 @@ from ...projections.trust.rows import Carried
 from ...projections.vectors.exact import unit
 from ..record import Recorder
 from ..writing.calibration import thresholds_for
+from .alike import answers_alike
 from .documents import DocumentRecall
 from .learned import LearnedStage, Standing, logged
 from .messages import Hit, Origin, RecallRequest, RecallResult
 from .ranking import (
     AGREED_RANKS,
-    ANSWERS_ALIKE,
     RANKING,
     RERANK_POOL,
     agreed_at_top,
     fuse,
     interleave,
-    is_statement,
     linked_newer_first,
     mmr,
     newer_above_older_among_agreed,
@@ -60,12 +58,10 @@ from .stages import (
     Judge,
     Ranked,
     Stopwatch,
-    answers_beyond_names,
     asks_of_older,
     index_candidates,
     live_scope,
     marked,
-    names_only_older,
     searched_seq,
     unhidden,
     vector_digest,
@@ -343,13 +339,12 @@ class Recall:
             placed = self._mmr(order[:head], relevance, request.limit, agreed)
             order = placed + order[len(placed) :]
         if request.recency:
+            # Of two statements of one day, the newer first when it answers the question alike.
             first = set(order[:AGREED_RANKS])
-            order = newer_above_older_among_agreed(
-                order,
-                agreed,
-                observed,
-                self._close(agreed, first, request.q, query, observed, rows_of),
+            close = answers_alike(
+                agreed, first, request.q, query, observed, self._floor, self._unit_vectors, rows_of
             )
+            order = newer_above_older_among_agreed(order, agreed, observed, close)
         # Of a served memory that another candidate may update, the newer is placed just
         # above it (at every limit), unless the question asks of the older one's thing (the
         # newer swaps a word it asks by): a link is a guess, and must not put another thing's
@@ -453,104 +448,6 @@ class Recall:
             for r in order
             if (c.trust if (c := carried.get(stamps[r][0])) is not None else prior) < min_trust
         )
-
-    def _close(
-        self,
-        agreed: AbstractSet[int],
-        head: AbstractSet[int],
-        query: str,
-        vector: npt.NDArray[np.float32],
-        observed: Mapping[int, int],
-        rows_of: Callable[[Sequence[int]], dict[int, VersionRow]],
-    ) -> Callable[[int, int], bool]:
-        """Whether the newer of two candidates may be read as a new statement of the older
-        one's thing, for this query. Both are single statements (``ranking.is_statement``)
-        whose stored vectors are as close as a query must be to a memory served on meaning
-        alone (the floor: only one unrelated pair in ten is), and the query does not ask of
-        the older one's thing (``asks_of_older``, as for links). Then the newer answers the
-        question as the older does:
-
-        - both ``agreed``, when it holds a word of the query other than a name
-          (``answers_beyond_names``: a fact of the same person is not a new value of this
-          one);
-        - or, both in ``head`` (the first served), when the query finds it about as close
-          in meaning as the older (``ANSWERS_ALIKE``), and of the candidates read the newer
-          is the closest to the older of those said after it, and the older the closest to
-          the newer of those said before it: a correction whose words the query does not
-          use ("No, make it Saturday") is nearer what it corrects than anything said since,
-          where a fact of another thing of one shape, said in a row with its siblings, has a
-          closer sibling on one side; unless the query names a thing that only the older
-          names (``names_only_older``)."""
-        labels = sorted(agreed | head)
-        if len(labels) < 2:
-            return lambda newer, older: False
-        floor = self._floor
-        alike = ANSWERS_ALIKE * (1.0 - floor)
-
-        # Read only when a pair of one day asks: most searches have none. The vectors settle
-        # most pairs; the texts are read only for a pair they do not turn away.
-        @functools.cache
-        def judged() -> Callable[[int, int], bool]:
-            matrix = self._unit_vectors(labels)
-            cosines = matrix @ matrix.T
-            asked = matrix @ unit(vector.reshape(1, -1))[0]
-            at = {label: i for i, label in enumerate(labels)}
-            # Of the candidates read (statements or not), each one's closest of those said
-            # after it and of those said before it (-1: none).
-            when = np.array([observed[r] for r in labels])
-            after = np.where(when[None, :] > when[:, None], cosines, -3.0)
-            before = np.where(when[None, :] < when[:, None], cosines, -3.0)
-            closest_after = np.where(after.max(axis=1) > -3.0, after.argmax(axis=1), -1)
-            closest_before = np.where(before.max(axis=1) > -3.0, before.argmax(axis=1), -1)
-
-            @functools.cache
-            def worded() -> tuple[
-                AbstractSet[int],
-                Callable[[int, int], bool],
-                Callable[[int], bool],
-                Callable[[int, int], bool],
-            ]:
-                rows = rows_of(labels)
-                texts = {
-                    r: row.content or ""
-                    for r, row in rows.items()
-                    if is_statement(row.content or "")
-                }
-                return (
-                    texts.keys(),
-                    asks_of_older(query, texts),
-                    answers_beyond_names(query, texts),
-                    names_only_older(query, texts),
-                )
-
-            def close(newer: int, older: int) -> bool:
-                i, j = at[newer], at[older]
-                if cosines[i, j] < floor:
-                    return False
-                both_agreed = newer in agreed and older in agreed
-                as_closely = bool(
-                    newer in head
-                    and older in head
-                    and closest_after[j] == i
-                    and closest_before[i] == j
-                    and asked[i] >= floor
-                    and asked[i] >= asked[j] - alike
-                )
-                if not (both_agreed or as_closely):
-                    return False
-                statements, apart, answers, named = worded()
-                return (
-                    newer in statements
-                    and older in statements
-                    and (
-                        (both_agreed and answers(newer)) or (as_closely and not named(newer, older))
-                    )
-                    and not apart(newer, older)
-                )
-
-            return close
-
-        return lambda newer, older: judged()(newer, older)
 
     def _mmr(
         self, ranked: list[int], score: dict[int, float], needed: int, keep: AbstractSet[int]
