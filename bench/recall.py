@@ -49,6 +49,17 @@ DEFAULT_SIZES = (1_000, 10_000, 100_000)
 QUALITY_MAX_SIZE = 10_000  # the quality tier ingests ~300 memories/s here: 100k takes 5 min+
 WRITER_COUNTS = (1, 8)
 WARMUP_REQUESTS = 10
+# The options of POST /search that change what is found or its cost, each timed on its own
+# with ``--search-options`` (the same queries, after the default run). They ask with the words
+# of a fact of the store's own kind, so that a search fills its pool (the questions of
+# ``query_text`` find 2 to 3 memories each, which would leave a rerank nothing to read).
+SEARCH_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("no option (the default)", {}),
+    ("recency: false", {"recency": False}),
+    ("diversify: false", {"diversify": False}),
+    ("rerank: true", {"rerank": True}),
+    ("searchMode: memories", {"searchMode": "memories"}),
+)
 SEARCH_LIMIT = 10
 BOOT_TIMEOUT = 600.0  # a first boot of the fast tier may distil its model (~40 s)
 STOP_TIMEOUT = 120.0
@@ -429,9 +440,18 @@ def ingest(
     }
 
 
-def search(base_url: str, containers: list[str], count: int, seed: int) -> dict[str, Any]:
-    """``count`` sequential POST /search (containerTag, limit 10) after a short warm-up, then
-    the server's per-stage latencies of those recalls, read back from /inspect."""
+def search(
+    base_url: str,
+    containers: list[str],
+    count: int,
+    seed: int,
+    options: dict[str, Any] | None = None,
+    ask: Callable[[random.Random], str] | None = None,
+) -> dict[str, Any]:
+    """``count`` sequential POST /search (containerTag, limit 10, and ``options``) of the
+    questions ``ask`` makes (``query_text``'s by default) after a short warm-up, then the
+    server's per-stage latencies of those recalls, read back from /inspect."""
+    ask = ask or query_text
     r = random.Random(seed)
     latencies: list[float] = []
     traces: list[str] = []
@@ -442,9 +462,9 @@ def search(base_url: str, containers: list[str], count: int, seed: int) -> dict[
         for n in range(WARMUP_REQUESTS + count):
             if n == WARMUP_REQUESTS:
                 began = time.perf_counter()
-            body = {"q": query_text(r), "containerTag": r.choice(containers), "limit": SEARCH_LIMIT}
+            body = {"q": ask(r), "containerTag": r.choice(containers), "limit": SEARCH_LIMIT}
             t0 = time.perf_counter()
-            response = http.post("/search", json=body)
+            response = http.post("/search", json=body | (options or {}))
             elapsed = time.perf_counter() - t0
             if n < WARMUP_REQUESTS:
                 continue
@@ -632,6 +652,13 @@ def bench_store(
         run["search"] = measured(
             pid, "queries", lambda: search(server.base_url, containers, args.queries, size + 1)
         )
+        if args.search_options:
+            run["search_options"] = {}
+            for name, options in SEARCH_OPTIONS:
+                progress(f"{label}: searching with {name}")
+                run["search_options"][name] = search(
+                    server.base_url, containers, args.option_queries, size + 1, options, memory_text
+                )
         run["writes"] = []
         for writers in WRITER_COUNTS:
             progress(f"{label}: {writers} writer(s) for {args.seconds:g} s")
@@ -781,6 +808,12 @@ def render_run(run: dict[str, Any]) -> list[str]:
             f" {s['mean_results']:.1f} results a query; an empty request (GET /health)"
             f" {_ms(s.get('empty_request_p50_ms'))} p50"
         )
+    for name, o in run.get("search_options", {}).items():
+        stages = ", ".join(f"{k} {_ms(v)}" for k, v in o["stage_p50_ms"].items())
+        lines.append(
+            f"  search, {name}: p50 {_ms(o['p50_ms'])} ms, p95 {_ms(o['p95_ms'])} ms"
+            f" ({o['queries']} queries, {o['errors']} errors); server p50 ms: {stages}"
+        )
     cpu = [
         (name, figures)
         for name, figures in [
@@ -904,6 +937,14 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=None,
         help="MNEMOLOG_MODEL_CACHE_DIR for the servers (default: the server's own setting)",
+    )
+    parser.add_argument(
+        "--search-options",
+        action="store_true",
+        help="also time each search option of SEARCH_OPTIONS on every store",
+    )
+    parser.add_argument(
+        "--option-queries", type=int, default=200, help="searches per option (default 200)"
     )
     parser.add_argument("--quick", action="store_true", help="a smoke run: 1k, short runs")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")

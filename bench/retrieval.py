@@ -23,6 +23,14 @@ beside the others, with the time a reranked search took in this process. ``--dum
 writes each answerable question's served list and fused head (texts, dates, ranks) as JSON
 lines, so that an ordering rule can be tried offline on the very candidates.
 
+Every question's pool is measured too: recall_all and recall within the first 10, 20, 30, 50
+and 100 of the fused order (what a rerank of that pool reads), of the dense stage, of the
+stemmed BM25 line, and of the fused order with each candidate's neighbouring turns placed
+after it. ``--configurations`` runs every tier (each in a child process) with the rerank pools
+of the agent-facing default and of a REST ``rerank: true``, and prints one table of every
+configuration with the p50 and p95 of each stage of its searches (``retrieval_table.py``);
+``--write docs/benchmarks.md`` puts it into the page.
+
 The evaluation data is read from ``../shared/bench-data`` beside the repository (``--data``
 overrides it) and is never copied: LoCoMo is licensed for non-commercial use only.
 """
@@ -44,7 +52,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -65,6 +73,8 @@ from mnemolog.settings import Settings
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "bench-data"
 KS = (1, 3, 5, 10)
+# Depths at which the pool is measured: what could reach the reranker at each pool size.
+POOL_KS = (10, 20, 30, 50, 100)
 LIMIT = 10  # memories asked of recall for the turn-level metrics: the API's default
 SESSION_LIMIT = 30  # memories asked when ranking sessions, so that ~10 distinct ones show
 BM25_DEPTH = 200  # BM25 hits kept for the baseline's session ranking
@@ -102,6 +112,13 @@ LINES: tuple[tuple[str, str], ...] = (
     ("turn", "hybrid (default)"),
 )
 BM25_LINES = ("turn/bm25-stemmed", "turn/bm25")
+# The lists whose depth is measured (the pool table): what each could hand a reranker.
+POOL_LINES: tuple[tuple[str, str], ...] = (
+    ("pool/bm25-stemmed", "BM25, stop words + stemming"),
+    ("pool/vector", "dense stage"),
+    ("pool/fused", "fused (what the reranker reads)"),
+    ("pool/fused+neighbours", "fused, each with its neighbouring turns"),
+)
 # Top scores whose AUROC is reported: each line's field, as the product (or BM25) returns it.
 TOP_SCORES: tuple[tuple[str, str], ...] = (
     ("hybrid/score", "hybrid (default), top hit's score"),
@@ -299,6 +316,27 @@ def score(items: Sequence[frozenset[str]], gold: frozenset[str]) -> dict[str, fl
     return out
 
 
+def reach(items: Sequence[frozenset[str]], gold: frozenset[str]) -> dict[str, float]:
+    """recall_all and recall at each of ``POOL_KS`` for a ranked list: whether every gold id
+    (and what share of them) is within its first k items."""
+    out: dict[str, float] = {}
+    for k in POOL_KS:
+        found = gold & frozenset().union(*items[:k])
+        out[f"recall_all@{k}"] = float(found == gold)
+        out[f"recall@{k}"] = len(found) / len(gold)
+    return out
+
+
+def with_neighbours(items: Sequence[str], neighbours: Callable[[str], Sequence[str]]) -> list[str]:
+    """``items`` with each one's neighbours placed right after it (first place kept)."""
+    out: dict[str, None] = {}
+    for item in items:
+        out.setdefault(item)
+        for other in neighbours(item):
+            out.setdefault(other)
+    return list(out)
+
+
 def sessions_ranked(items: Iterable[Iterable[str]], session_of: dict[str, str]) -> list[str]:
     """Turn ranks collapsed to session ranks, first occurrence kept."""
     seen: dict[str, None] = {}
@@ -372,6 +410,10 @@ class Run:
     open_s: float = 0.0
     containers: int = 0
     rerank_s: dict[int, list[float]] = field(default_factory=dict)  # pool -> each search
+    # line -> stage -> each answerable question's ms (the trace's stages, and the whole call)
+    stage_ms: dict[str, dict[str, list[float]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
     # (answerable, each line's top score) of every question asked, unanswerable ones too
     abstention: list[tuple[bool, dict[str, float]]] = field(default_factory=list)
 
@@ -487,6 +529,27 @@ def _one_haystack(runtime: Runtime, haystack: Haystack, run: Run, args: argparse
     def items_of(rows: Iterable[VersionRow]) -> list[frozenset[str]]:
         return [frozenset(turns_of[row.version_id]) for row in rows]
 
+    # Write order of the live versions: a version's neighbours are the live versions of the
+    # turns just before and after its own, in the same session.
+    written = [t for session in haystack.sessions for t in session]
+    live_version_of: dict[str, str] = {}
+    for version_id, turn in version_turn.items():
+        if turn.turn_id in live_turns:
+            live_version_of[turn.turn_id] = version_id
+    position = {t.turn_id: i for i, t in enumerate(written)}
+
+    def neighbours_of(version_id: str) -> list[str]:
+        turn = version_turn.get(version_id)
+        if turn is None:
+            return []
+        i = position[turn.turn_id]
+        near = [written[j] for j in (i - 1, i + 1) if 0 <= j < len(written)]
+        return [
+            live_version_of[t.turn_id]
+            for t in near
+            if t.session == turn.session and t.turn_id in live_version_of
+        ]
+
     answerable = [q for q in haystack.questions if q.answerable]
     for question in answerable:
         run.stats.gold_turns += len(question.gold)
@@ -517,6 +580,7 @@ def _one_haystack(runtime: Runtime, haystack: Haystack, run: Run, args: argparse
         top["vector/similarity"] = (dense[0].similarity or 0.0) if dense else -math.inf
         if not question.answerable:
             continue
+        _timed(run, "turn", asked)
         rows = asked.rows
         for row in rows:
             run.stats.served += 1
@@ -527,6 +591,18 @@ def _one_haystack(runtime: Runtime, haystack: Haystack, run: Run, args: argparse
             _dump(args.dump, run.dataset, tag, question, asked, turns_of, version_turn)
         vector_items = [frozenset(turns_of[c.version_id]) for c in dense[:LIMIT]]
         run.tally["turn/vector"].add(question.category, score(vector_items, question.gold))
+        # The pool: what reaches the reranker at each size (the fused order above the floor),
+        # what the dense stage alone reaches, and the fused order with each candidate's
+        # neighbours in write order (the turn before and after it) placed after it.
+        fused = [c.version_id for c in asked.candidates if not c.below_floor]
+        pools = {
+            "pool/fused": fused,
+            "pool/vector": [c.version_id for c in dense],
+            "pool/fused+neighbours": with_neighbours(fused, neighbours_of),
+        }
+        for key, versions in pools.items():
+            items = [frozenset(turns_of[v]) for v in versions]
+            run.tally[key].add(question.category, reach(items, question.gold))
         if question.newer_older is not None:
             old_turns = {t for t in question.gold if session_of[t] == question.newer_older[1]}
             served_turns = {t for row in rows for t in turns_of[row.version_id]}
@@ -572,6 +648,7 @@ def _one_haystack(runtime: Runtime, haystack: Haystack, run: Run, args: argparse
                 question.category, score(items_of(asked.rows), question.gold)
             )
             run.rerank_s.setdefault(pool, []).append(asked.seconds)
+            _timed(run, f"turn/rerank{pool}", asked)
 
     # BM25 alone, the recipe's lexical baseline: every turn a document of its own (what a
     # store without dedup or supersession would hold), ranked by tantivy's BM25 with its
@@ -585,7 +662,7 @@ def _one_haystack(runtime: Runtime, haystack: Haystack, run: Run, args: argparse
     stemmed = PlainBM25([turn.text for turn in turns], analysed=True)
     for question in haystack.questions:
         plain_hits = baseline.search_scored(question.text, BM25_DEPTH)
-        stem_hits = stemmed.search_scored(question.text, LIMIT)
+        stem_hits = stemmed.search_scored(question.text, max(POOL_KS))
         top = tops[question.qid]
         top["bm25/score"] = plain_hits[0][1] if plain_hits else -math.inf
         top["bm25-stemmed/score"] = stem_hits[0][1] if stem_hits else -math.inf
@@ -596,6 +673,10 @@ def _one_haystack(runtime: Runtime, haystack: Haystack, run: Run, args: argparse
             question.category, score([frozenset([t]) for t in found[:LIMIT]], question.gold)
         )
         stems = [turns[n].turn_id for n, _ in stem_hits]
+        run.tally["pool/bm25-stemmed"].add(
+            question.category, reach([frozenset([t]) for t in stems], question.gold)
+        )
+        stems = stems[:LIMIT]
         run.tally["turn/bm25-stemmed"].add(
             question.category, score([frozenset([t]) for t in stems], question.gold)
         )
@@ -733,6 +814,7 @@ class Asked:
     rows: list[VersionRow]
     candidates: list[Candidate]
     seconds: float
+    stages: dict[str, float]  # the trace's per-stage latency, ms
 
 
 def _ask(
@@ -760,13 +842,21 @@ def _ask(
     result = runtime.core.recall.search(request, origin="rest", actor=ACTOR)
     seconds = time.perf_counter() - started
     candidates: list[Candidate] = []
+    stages: dict[str, float] = {}
     if result.seq is not None:
         for stored in runtime.log.read(from_seq=result.seq, limit=1):
             event = stored.record.event
             if isinstance(event, RecallPerformed) and event.recall_id == result.trace_id:
                 candidates = list(event.candidates)
+                stages = dict(event.latency_ms)
     hits = result.hits
-    return Asked(hits, [h.row for h in hits if h.row is not None], candidates, seconds)
+    rows = [h.row for h in hits if h.row is not None]
+    return Asked(hits, rows, candidates, seconds, stages | {"total": seconds * 1000})
+
+
+def _timed(run: Run, line: str, asked: Asked) -> None:
+    for stage, ms in asked.stages.items():
+        run.stage_ms[line][stage].append(ms)
 
 
 def _session_figures(run: Run, level: str, question: Question, ranked: list[str]) -> None:
@@ -829,6 +919,10 @@ def report(runs: list[Run], args: argparse.Namespace, total_s: float) -> dict[st
                 pool: latency_summary(samples) for pool, samples in run.rerank_s.items()
             },
             "baselines": baselines(levels, list(run.rerank_s)),
+            "stage_ms": {
+                line: {stage: percentiles(samples) for stage, samples in stages.items()}
+                for line, stages in run.stage_ms.items()
+            },
             "abstention": abstention(run.abstention),
         }
         _goals(out, run, out["datasets"][run.dataset])
@@ -859,6 +953,16 @@ def baselines(levels: dict[str, dict[str, dict[str, float]]], pools: list[int]) 
             }
         )
     return {"strongest_bm25": strongest, "lines": lines}
+
+
+def percentiles(samples: Sequence[float]) -> dict[str, float]:
+    """p50 and p95 of ``samples`` (nearest rank)."""
+    ordered = sorted(samples)
+
+    def at(q: float) -> float:
+        return ordered[max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))]
+
+    return {"p50": at(0.50), "p95": at(0.95), "n": len(ordered)}
 
 
 def auroc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
@@ -950,6 +1054,22 @@ def _goals(out: dict[str, Any], run: Run, figures: dict[str, Any]) -> None:
         )
 
 
+def print_pool(levels: dict[str, dict[str, dict[str, float]]]) -> None:
+    """recall_all at each pool depth: how much of the gold a reranker of that pool could see."""
+    shown = [(key, label) for key, label in POOL_LINES if key in levels]
+    if not shown:
+        return
+    print()
+    print("the pool: recall_all (recall) within the first k")
+    print(f"  {'':42}" + "".join(f"{'k=' + str(k):>15}" for k in POOL_KS))
+    for key, label in shown:
+        row = levels[key][ALL]
+        cells = "".join(
+            f"{row[f'recall_all@{k}']:>7.3f} ({row[f'recall@{k}']:.3f})" for k in POOL_KS
+        )
+        print(f"  {label:42}{cells}")
+
+
 def print_report(out: dict[str, Any]) -> None:
     print(f"mnemolog {out['code']} on {out['machine']}")
     print(
@@ -971,6 +1091,7 @@ def print_report(out: dict[str, Any]) -> None:
             if level == "turn":
                 print()
                 print_baselines(title, figures["baselines"])
+                print_pool(levels)
                 _rerank_lines(figures["rerank_search_ms"])
                 print()
                 print_abstention(figures["abstention"])
@@ -1144,6 +1265,25 @@ def main() -> int:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
+        "--configurations",
+        action="store_true",
+        help="every tier and agent/REST rerank pool, each tier in a child run, as one table",
+    )
+    parser.add_argument(
+        "--configuration-questions",
+        type=int,
+        default=100,
+        metavar="N",
+        help="with --configurations: LongMemEval questions per tier unless --limit-questions",
+    )
+    parser.add_argument(
+        "--write",
+        type=Path,
+        default=None,
+        metavar="PAGE",
+        help="with --configurations: put the tables into PAGE (docs/benchmarks.md)",
+    )
+    parser.add_argument(
         "--dump",
         type=argparse.FileType("w"),
         default=None,
@@ -1154,6 +1294,10 @@ def main() -> int:
     args.rerank_pools = [int(n) for n in args.rerank_pool.split(",")] if args.rerank else []
     if not (args.data / "RECIPE.md").is_file():
         parser.error(f"no bench data at {args.data} (use --data)")
+    if args.configurations:
+        import retrieval_table  # it imports this module: only here, once this one is loaded
+
+        return retrieval_table.run(args)
 
     # A stop by SIGTERM unwinds like Ctrl-C, so the temporary data dirs are removed.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
