@@ -81,6 +81,11 @@ EXACT_CHUNK = 8192  # vectors copied out of the graph at a time by the exact fal
 # Filtered searches over at most this many labels scan the matrix exactly (20k 384-d rows
 # take ~1.5 ms); larger sets go through the graph with a filter.
 EXACT_SCAN_MAX = 20_000
+# An approximate search (a write's neighbours) goes through the graph, unfiltered, once the set
+# it looks in holds this many labels and this share of the index: below, the scan is as cheap
+# (2k rows ~0.1 ms); a smaller share would need a filter or many more candidates fetched.
+GRAPH_PROBE_MIN = 2_000
+GRAPH_PROBE_SHARE = 0.5
 MIRROR_FILL_CHUNK = 4096  # rows copied out of a loaded graph per hold of the lock
 
 
