@@ -1284,6 +1284,14 @@ def main() -> int:
         help="with --configurations: put the tables into PAGE (docs/benchmarks.md)",
     )
     parser.add_argument(
+        "--reports",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --configurations: keep the runs' reports in FILE; if it exists, only "
+        "write them up",
+    )
+    parser.add_argument(
         "--dump",
         type=argparse.FileType("w"),
         default=None,

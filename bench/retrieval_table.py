@@ -7,7 +7,8 @@ choice of model), with the rerank pools of the agent-facing default and of a RES
 dev shares against the strongest BM25 line of the same questions, and the p50 and p95 of each
 stage of the search as its trace timed it, on LoCoMo. The pool table says what each pool size
 lets the reranker see. ``--write`` puts both tables between the ``retrieval-configurations``
-markers of the page.
+markers of the page. ``--reports FILE`` keeps the children's reports in FILE, and when FILE
+exists, writes its tables up again without measuring.
 """
 
 from __future__ import annotations
@@ -154,7 +155,12 @@ def tables(reports: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    reports = measure(args)
+    if args.reports is not None and args.reports.exists():
+        reports = json.loads(args.reports.read_text(encoding="utf-8"))  # written up again
+    else:
+        reports = measure(args)
+        if args.reports is not None:
+            args.reports.write_text(json.dumps(reports), encoding="utf-8")
     body = tables(reports)
     print(body)
     if args.write is not None:
