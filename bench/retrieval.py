@@ -117,6 +117,8 @@ POOL_LINES: tuple[tuple[str, str], ...] = (
     ("pool/bm25-stemmed", "BM25, stop words + stemming"),
     ("pool/vector", "dense stage"),
     ("pool/fused", "fused (what the reranker reads)"),
+    ("pool/fused-norecency", "fused without the recency weight"),
+    ("pool/rrf60", "reciprocal rank fusion, k 60, lists alike"),
     ("pool/fused+neighbours", "fused, each with its neighbouring turns"),
 )
 # Top scores whose AUROC is reported: each line's field, as the product (or BM25) returns it.
@@ -325,6 +327,15 @@ def reach(items: Sequence[frozenset[str]], gold: frozenset[str]) -> dict[str, fl
         out[f"recall_all@{k}"] = float(found == gold)
         out[f"recall@{k}"] = len(found) / len(gold)
     return out
+
+
+def rrf60(candidate: Candidate) -> float:
+    """The textbook reciprocal rank fusion (k 60, both lists weighed alike), as a sort key."""
+    score = 0.0
+    for rank in (candidate.vector_rank, candidate.bm25_rank):
+        if rank is not None:
+            score += 1.0 / (60 + rank)
+    return -score
 
 
 def with_neighbours(items: Sequence[str], neighbours: Callable[[str], Sequence[str]]) -> list[str]:
@@ -594,9 +605,12 @@ def _one_haystack(runtime: Runtime, haystack: Haystack, run: Run, args: argparse
         # The pool: what reaches the reranker at each size (the fused order above the floor),
         # what the dense stage alone reaches, and the fused order with each candidate's
         # neighbours in write order (the turn before and after it) placed after it.
-        fused = [c.version_id for c in asked.candidates if not c.below_floor]
+        above = [c for c in asked.candidates if not c.below_floor]
+        fused = [c.version_id for c in above]
         pools = {
             "pool/fused": fused,
+            "pool/fused-norecency": [c.version_id for c in sorted(above, key=lambda c: -c.fused)],
+            "pool/rrf60": [c.version_id for c in sorted(above, key=rrf60)],
             "pool/vector": [c.version_id for c in dense],
             "pool/fused+neighbours": with_neighbours(fused, neighbours_of),
         }
