@@ -119,10 +119,14 @@ def tables(reports: dict[str, Any]) -> str:
         f"({lme.get('containers', 0)} questions' haystacks, user turns), each tier in a "
         "process of its own. Margins are over the strongest BM25 line on the same questions. "
         "Stage times are each search's own trace on LoCoMo (ms, p50 / p95; *total* is the "
-        "whole call, the trace's durable append included), on this 2-core machine.",
+        "whole call, the trace's durable append included), on this 2-core machine (load "
+        f"average {fast['load_average']['start']:.1f} at the fast tier's start, "
+        f"{reports.get('quality', fast)['load_average']['end']:.1f} at the quality tier's end).",
         "",
         "| configuration | serves | LoCoMo recall_all@5 (over BM25) | NDCG@10 | hit@1 "
-        "| LongMemEval recall_all@5 (over BM25) | NDCG@10 | hit@1 | " + " | ".join(STAGES) + " |",
+        "| LongMemEval recall_all@5 (over BM25) | NDCG@10 | hit@1 | "
+        + " | ".join(name for _, name in STAGES)
+        + " |",
         "|---|---|" + "---:|" * (6 + len(STAGES)),
     ]
     for tier, key, name, serves in ROWS:
