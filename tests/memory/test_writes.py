@@ -18,6 +18,8 @@ from mnemolog.runtime import Runtime
 from mnemolog.settings import Settings
 from mnemolog.texts import content_hash
 
+from ..projections.test_vector_graph_probe import CountedGraph
+
 ACTOR = Actor(agent_id="agent-test", protocol="rest")
 FACTS = [
     "Kim's favourite fruit is {}",
@@ -106,3 +108,35 @@ def test_a_link_keeps_only_the_written_memorys_own_words(runtime: Runtime) -> No
     assert linked.evidence.differing is not None
     words = json.loads(runtime.sealer.open(linked.evidence.differing) or b"{}")
     assert words == {"added": ["espresso"]}
+
+
+def test_in_a_container_that_is_most_of_the_index_a_restatement_is_found_through_the_graph(
+    tmp_path: Path,
+) -> None:
+    """Past 2,000 live versions holding most of the index, a write's neighbours come from the
+    vector graph (not a scan of the container), and the decision is the one a scan gives."""
+    opened = Runtime(Settings(data_dir=tmp_path / "data", embedder="fast"))
+    try:
+        write = opened.core.writes.write
+        (first,) = write("big", [NewMemory(content="John prefers light mode")], ACTOR)
+        rng = random.Random(7)
+        things = ["lamp", "kettle", "ladder", "drill", "tent", "kayak", "violin", "easel"]
+        for start in range(0, 2_500, 500):
+            facts = [
+                f"Shelf {n} in aisle {rng.randrange(40)} holds a {rng.choice(things)} "
+                f"bought in {1990 + n % 30}"
+                for n in range(start, start + 500)
+            ]
+            write("big", [NewMemory(content=text) for text in facts], ACTOR)
+        index = opened.core.vectors.index
+        graph = CountedGraph(index._hnsw)
+        index._hnsw = graph  # type: ignore[assignment]
+        (detail,) = write("big", [NewMemory(content="John prefers light mode at night")], ACTOR)
+        assert graph.searches == 1
+        assert (detail.status, detail.memory_id, detail.version) == (
+            "superseded",
+            first.memory_id,
+            2,
+        )
+    finally:
+        opened.close()
