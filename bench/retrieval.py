@@ -1291,6 +1291,12 @@ def main() -> int:
         help="with --configurations: LongMemEval questions per tier unless --limit-questions",
     )
     parser.add_argument(
+        "--configuration-tiers",
+        default="fast,quality",
+        metavar="TIERS",
+        help="with --configurations: the embedder tiers to run (default fast,quality)",
+    )
+    parser.add_argument(
         "--write",
         type=Path,
         default=None,
