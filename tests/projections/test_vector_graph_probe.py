@@ -79,3 +79,12 @@ def test_a_small_set_or_a_small_share_of_the_index_keeps_the_exact_scan() -> Non
         assert approximate == index.search_many(queries, 10, allowed=allowed)  # the same path
         assert all(label in allowed for hits in approximate for label, _ in hits)
     assert graph.searches == 0
+
+
+def test_a_set_naming_labels_the_index_does_not_hold_yet_falls_back_to_the_scan() -> None:
+    index = VectorIndex(Path("/nonexistent/v.bin"), DIM)
+    index.add([0], unit_rows(1, DIM, seed=7))
+    index.remove([0])  # nothing live: a set of unknown labels finds nothing, and raises nothing
+    assert index.search_many(
+        unit_rows(2, DIM, seed=8), 5, allowed=set(range(COUNT)), approximate=True
+    ) == [[], []]

@@ -202,10 +202,12 @@ class Searching:
         matrix as the exact scan computes them (to the last bits of float rounding), so the
         two paths differ in which neighbours they find, not in how they rank them. Caller holds
         ``_lock``."""
-        want = min(k, len(allowed))
+        want, live = min(k, len(allowed)), self._live()
+        if live <= 0:  # the set names labels the index does not hold (yet)
+            return None
         # Twice what the set's share of the index would hold among the nearest: room for
         # others' labels between them.
-        share = len(allowed) / self._live()
+        share = min(1.0, len(allowed) / live)
         fetch = min(int(self._hnsw.element_count) - len(self._deleted), math.ceil(2 * want / share))
         if fetch < want:
             return None
