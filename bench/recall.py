@@ -50,9 +50,9 @@ QUALITY_MAX_SIZE = 10_000  # the quality tier ingests ~300 memories/s here: 100k
 WRITER_COUNTS = (1, 8)
 WARMUP_REQUESTS = 10
 # The options of POST /search that change what is found or its cost, each timed on its own
-# with ``--search-options`` (the same queries, after the default run). They ask with the words
-# of a fact of the store's own kind, so that a search fills its pool (the questions of
-# ``query_text`` find 2 to 3 memories each, which would leave a rerank nothing to read).
+# with ``--search-options`` (the same queries for every option, after the default run). They
+# ask with the words of a fact of the store's own kind, as an agent passing a statement would:
+# it shares words with many stored facts, so every search fills a rerank's pool of 30.
 SEARCH_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("no option (the default)", {}),
     ("recency: false", {"recency": False}),
