@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import shutil
 import sys
 import tempfile
@@ -99,12 +100,22 @@ def _search(http: KeepAlive, tag: str, question: str) -> list[str]:
     return [r["content"] for r in _post(http, "/search", body)["results"]]
 
 
-def probe(http: KeepAlive, tag: str, pair: dict[str, Any]) -> dict[str, Any]:
-    """Write the pair into the fresh container ``tag``, ask, and judge what was served."""
+def probe(
+    http: KeepAlive, tag: str, pair: dict[str, Any], fillers: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Write ``fillers`` and then the pair into the fresh container ``tag``, ask, and judge
+    what was served."""
     out: dict[str, Any] = {"id": pair["id"], "source": pair["source"], "split": pair["split"]}
     out["kind"] = pair["kind"]
     try:
         now = datetime.now(UTC).replace(microsecond=0)
+        if fillers:
+            # Said before the pair, 30 seconds apart, as earlier turns of one conversation.
+            said = [
+                {"content": text, "observedAt": _stamp(now - (len(fillers) + 2 - n) * GAP)}
+                for n, text in enumerate(fillers)
+            ]
+            _post(http, "/memories", {"containerTag": tag, "memories": said})
         _write(http, tag, pair["older"], now - 2 * GAP)
         out["status"] = _status(_write(http, tag, pair["newer"], now - GAP))
         served = _search(http, tag, pair["question"])
@@ -126,14 +137,33 @@ def probe(http: KeepAlive, tag: str, pair: dict[str, Any]) -> dict[str, Any]:
                 older, newer = _rank(served, pair["older"]), _rank(served, pair["newer"])
             out["older_rank"], out["newer_rank"] = older, newer
             out["kept"] = all(r is not None and r <= DISTINCT_TOP for r in (older, newer))
+            if second:
+                # Each fact first for its own question: neither taken for a new value of the
+                # other.
+                out["own_first"] = older == 1 and newer == 1
             out["hidden"] = older is None or newer is None
     except (ProbeError, OSError, KeyError, ValueError) as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
     return out
 
 
+def filler_texts(pairs: Sequence[dict[str, Any]], n: int, count: int) -> list[str]:
+    """``count`` texts of other pairs, the same for pair ``n`` in every run: each pair's
+    container then also holds what other people said, which the pair's texts must stand out
+    from."""
+    if count <= 0:
+        return []
+    own = {pairs[n]["older"], pairs[n]["newer"]}
+    texts = sorted({t for p in pairs for t in (p["older"], p["newer"])} - own)
+    return random.Random(n).sample(texts, min(count, len(texts)))
+
+
 def run_tier(
-    workdir: Path, tier: str, env: dict[str, str], pairs: Sequence[dict[str, Any]]
+    workdir: Path,
+    tier: str,
+    env: dict[str, str],
+    pairs: Sequence[dict[str, Any]],
+    fillers: int = 0,
 ) -> dict[str, Any]:
     data_dir = workdir / f"{tier}-data"
     server = Server(data_dir, env, workdir / f"{tier}.log")
@@ -145,7 +175,8 @@ def run_tier(
         results = []
         with client(server.base_url) as http:
             for n, pair in enumerate(pairs, 1):
-                results.append(probe(http, f"{tier}-{n}", pair))
+                said = filler_texts(pairs, n - 1, fillers)
+                results.append(probe(http, f"{tier}-{n}", pair, said))
                 if n % 100 == 0:
                     progress(f"  {tier}: {n}/{len(pairs)} pairs")
         out["seconds"] = time.perf_counter() - began
@@ -192,6 +223,9 @@ def summarise(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             row["hidden_newer_not_first"] = sum(r["hidden_newer_not_first"] for r in ok)
         else:
             row["kept@3"] = sum(r["kept"] for r in ok)
+            own = [r for r in ok if "own_first" in r]
+            row["own_questions"] = len(own)
+            row["own_first@1"] = sum(r["own_first"] for r in own)
             row["hidden"] = sum(r["hidden"] for r in ok)
         rows.append(row)
     return rows
@@ -236,16 +270,18 @@ def render_tier(run: dict[str, Any]) -> list[str]:
     lines += [
         "",
         f"  distinct facts: each text in the top {DISTINCT_TOP} for its own question;"
-        " hidden: a text served by none of its searches",
-        f"  {'source':<20}{'split':<9}{'pairs':>6}{'kept@3':>8}{'hidden':>8}"
+        " hidden: a text served by none of its searches; own@1: of the pairs with a question"
+        " for each fact, both first for their own",
+        f"  {'source':<20}{'split':<9}{'pairs':>6}{'kept@3':>8}{'hidden':>8}{'own@1':>12}"
         "  newer write: created/linked/superseded/dedup",
     ]
     for row in _order([r for r in rows if r["kind"] == "distinct"]):
         n = row["pairs"] - row["errors"]
         s = row["statuses"]
+        own = row["own_questions"]
         lines.append(
             f"  {row['source']:<20}{row['split']:<9}{n:>6}{_share(row['kept@3'], n):>8}"
-            f"{row['hidden']:>8}  "
+            f"{row['hidden']:>8}{_share(row['own_first@1'], own) if own else '-':>12}  "
             + "/".join(str(s[x]) for x in STATUSES)
             + (f"  errors {row['errors']}" if row["errors"] else "")
         )
@@ -256,7 +292,7 @@ def render(report: dict[str, Any]) -> str:
     env = report["environment"]
     lines = [
         "mnemolog: corrections and distinct facts on third-party text (older, then newer 30 s"
-        " later; one container a pair)",
+        f" later; one container a pair, after {report.get('fillers', 0)} texts of other pairs)",
         f"  {env['cpus']} CPUs  |  Python {env['python']}  |  pairs from {report['pairs_from']}"
         f"  |  total {report['total_seconds']:.1f} s  |  code: {report['code']}",
     ]
@@ -301,6 +337,12 @@ def main(argv: list[str] | None = None) -> int:
         help="MNEMOLOG_MODEL_CACHE_DIR for the server (default: the server's own setting)",
     )
     parser.add_argument("--code", type=Path, help="run the server on DIR/src (another checkout)")
+    parser.add_argument(
+        "--fillers",
+        type=int,
+        default=0,
+        help="texts of other pairs written before each pair, 30 s apart (default 0)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     tiers = parse_list(args.tiers)
@@ -331,13 +373,14 @@ def main(argv: list[str] | None = None) -> int:
                 env["PYTHONPATH"] = os.pathsep.join(
                     p for p in (str(shim), env.get("PYTHONPATH")) if p
                 )
-            runs.append(run_tier(workdir, tier, env, pairs))
+            runs.append(run_tier(workdir, tier, env, pairs, args.fillers))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     report: dict[str, Any] = {
         "benchmark": "third_party_corrections",
         "pairs_from": pairs_from,
         "code": str(args.code.resolve() / "src") if args.code else "the installed mnemolog",
+        "fillers": args.fillers,
         "total_seconds": time.perf_counter() - started,
         "environment": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "runs": runs,

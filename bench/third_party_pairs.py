@@ -448,45 +448,118 @@ def _sgd_change(
     return None
 
 
-def sgd(data: Path, root: Path = DEFAULT_SGD) -> list[Pair] | None:
-    """``root``: SGD's checkout or git directory (``--sgd``); ``data`` is not read."""
+def _sgd_pairs(
+    root: Path,
+    found_in: Callable[[dict[str, Any], dict[str, dict[str, Any]], set[str]], Any],
+    pair_of: Callable[[str, Any], Pair],
+) -> list[Pair] | None:
+    """At most ``SGD_PAIRS`` pairs from the ``train/`` dialogues of SGD at ``root``, one a
+    dialogue at most and ``SGD_PER_SERVICE`` a service: ``found_in(dialogue, slots, full)``
+    gives a dialogue's find (its service first) or None, ``pair_of(dialogue id, find)`` the
+    pair."""
     schema = _sgd_read(root, "train/schema.json")
     if schema is None:
         return None
     slots = {s["service_name"]: {x["name"]: x for x in s["slots"]} for s in json.loads(schema)}
-    source = "sgd"
     pairs: list[Pair] = []
     per_service: Counter[str] = Counter()
     for name in _sgd_dialogue_files(root):
-        if len(pairs) >= SGD_PAIRS:
-            break
-        text = _sgd_read(root, name)
-        if text is None:
-            continue
-        for dialogue in json.loads(text):
+        text = _sgd_read(root, name) if len(pairs) < SGD_PAIRS else None
+        for dialogue in json.loads(text) if text is not None else []:
             full = {s for s, n in per_service.items() if n >= SGD_PER_SERVICE}
-            change = _sgd_change(dialogue, slots, full)
-            if change is None:
+            found = found_in(dialogue, slots, full)
+            if found is None:
                 continue
-            service, slot, older, newer, description = change
-            per_service[service] += 1
-            item = dialogue["dialogue_id"]
-            pairs.append(
-                Pair(
-                    f"{source}:{item}:{service}:{slot}",
-                    source,
-                    SGD_LICENCE,
-                    split_of(source, item),
-                    "correction",
-                    older,
-                    newer,
-                    sgd_question(description),
-                    "newer",
-                )
-            )
+            per_service[found[0]] += 1
+            pairs.append(pair_of(dialogue["dialogue_id"], found))
             if len(pairs) >= SGD_PAIRS:
                 break
     return pairs or None
+
+
+def sgd(data: Path, root: Path = DEFAULT_SGD) -> list[Pair] | None:
+    """``root``: SGD's checkout or git directory (``--sgd``); ``data`` is not read."""
+    source = "sgd"
+
+    def pair_of(item: str, change: tuple[str, str, str, str, str]) -> Pair:
+        service, slot, older, newer, description = change
+        return Pair(
+            f"{source}:{item}:{service}:{slot}",
+            source,
+            SGD_LICENCE,
+            split_of(source, item),
+            "correction",
+            older,
+            newer,
+            sgd_question(description),
+            "newer",
+        )
+
+    return _sgd_pairs(root, _sgd_change, pair_of)
+
+
+def _sgd_in_a_row(
+    dialogue: dict[str, Any], slots: dict[str, dict[str, Any]], full: set[str]
+) -> tuple[str, str, str, str, str, str] | None:
+    """(service, older, newer, slot, its description, the newer's slot's description) of the
+    first two user turns in a row of ``dialogue`` (no user turn between them), in one service
+    not in ``full``, where the first informs a slot that the second leaves alone (the state
+    after it still holds that value) and the second informs another slot, which the first did
+    not: two values of two things said one after the other, neither correcting the other."""
+    previous: tuple[dict[str, Any], dict[tuple[str, str], str]] | None = None
+    for turn in dialogue["turns"]:
+        if turn["speaker"] != "USER":
+            continue
+        informed = {(sv, sl): v for sv, sl, v in _sgd_informed(turn, slots)}
+        if previous is not None:
+            before, said_before = previous
+            for (service, slot), value in said_before.items():
+                if service in full or (service, slot) in informed:
+                    continue
+                if value.lower() not in _sgd_state(turn, service, slot):
+                    continue
+                others = [
+                    sl for (sv, sl) in informed if sv == service and (sv, sl) not in said_before
+                ]
+                older, newer = before["utterance"], turn["utterance"]
+                if not others or min(len(older.split()), len(newer.split())) < SGD_MIN_WORDS:
+                    continue
+                other = others[0]
+                if _said(informed[(service, other)], older) or _said(value, newer):
+                    continue
+                described = slots[service]
+                return (
+                    service,
+                    older,
+                    newer,
+                    slot,
+                    described[slot]["description"],
+                    described[other]["description"],
+                )
+        previous = (turn, informed)
+    return None
+
+
+def sgd_distinct(data: Path, root: Path = DEFAULT_SGD) -> list[Pair] | None:
+    """``root``: SGD's checkout or git directory (``--sgd``); ``data`` is not read."""
+    source = "sgd-distinct"
+
+    def pair_of(item: str, found: tuple[str, str, str, str, str, str]) -> Pair:
+        service, older, newer, slot, asked, asked_newer = found
+        return Pair(
+            f"{source}:{item}:{service}:{slot}",
+            source,
+            SGD_LICENCE,
+            split_of(source, item),
+            "distinct",
+            older,
+            newer,
+            sgd_question(asked),
+            "both",
+            sgd_question(asked_newer),
+        )
+
+    return _sgd_pairs(root, _sgd_in_a_row, pair_of)
 
 
 # --- BEAM -------------------------------------------------------------------------------------
@@ -583,6 +656,7 @@ SOURCES: dict[str, Callable[[Path], list[Pair] | None]] = {
     "locomo-singlehop": locomo_singlehop,
     "memtrust": memtrust,
     "sgd": sgd,
+    "sgd-distinct": sgd_distinct,
     "beam-ku": beam_ku,
 }
 
@@ -638,6 +712,7 @@ def main(argv: list[str] | None = None) -> int:
     sources: dict[str, Callable[[Path], list[Pair] | None]] = {
         **SOURCES,
         "sgd": partial(sgd, root=args.sgd),
+        "sgd-distinct": partial(sgd_distinct, root=args.sgd),
         "beam-ku": partial(beam_ku, root=args.beam),
     }
     pairs, missing = build(args.data, sources)
