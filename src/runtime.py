@@ -15,6 +15,7 @@ from .eventlog.sealing import Sealer
 from .memory.core import Core
 from .proxy.arbiter import UpstreamArbiter
 from .settings import Settings
+from .web.metrics import Metrics
 
 
 class Runtime:
@@ -48,6 +49,8 @@ class Runtime:
                     if settings.arbitration and (settings.upstream_base_url or "").rstrip("/")
                     else None
                 )
+                # Every write's and search's stage times, and what ``GET /metrics`` shows.
+                self.metrics = Metrics()
                 try:
                     self.core = Core(
                         settings,
@@ -57,6 +60,7 @@ class Runtime:
                         reranker=self.reranker,
                         arbiter=self.arbiter,
                         progress=progress,
+                        timings=self.metrics,
                     )
                     # The key that signs log exports: made at the first boot, kept for good.
                     store_key(settings.data_dir)

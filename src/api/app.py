@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp
 
 from .. import __version__
+from ..mcp_server.streamable import PATH as MCP_PATH
 from ..mcp_server.streamable import McpHttp
 from ..memory.agents import LOCAL as LOCAL_CALLER
 from ..proxy import Capture, RecallTool, Services, Upstream, proxy_routes
@@ -23,12 +24,14 @@ from ..web.access_log import AccessLog, access_logger
 from ..web.auth import BearerAuth
 from ..web.caller import CALLER_STATE
 from ..web.host_guard import HostGuard
+from ..web.metrics import RequestMetrics
 from ..web.sessions import Sessions, session_token
 from .agent_routes import agent_routes
 from .audit_routes import audit_routes
 from .errors import install_error_handlers
 from .hot import HotRoutes
 from .inspect import inspect_routes
+from .metrics_routes import metrics_routes
 from .openapi import with_bodies
 from .oversight_routes import oversight_routes
 from .portability_routes import portability_routes
@@ -85,6 +88,7 @@ def create_app(runtime: Runtime) -> ASGIApp:
     app.include_router(agent_routes(runtime))
     app.include_router(oversight_routes(runtime))
     app.include_router(stats_routes(runtime))
+    app.include_router(metrics_routes(runtime, runtime.metrics))
     app.include_router(ranker_routes(runtime, settings.max_body_bytes))
     core = runtime.core
     services = Services(
@@ -140,5 +144,8 @@ def create_app(runtime: Runtime) -> ASGIApp:
     )
     # No route, hot or mounted, runs for a request through the wrong door.
     guarded = HostGuard.from_settings(keyed, settings)
+    # Around the door, so that its refusals are counted too.
+    fixed = [*(path for _, path in routes), MCP_PATH]  # answered in front of the framework
+    counted = RequestMetrics(guarded, runtime.metrics, fixed=fixed)
     # Outermost, so a refusal at the door is logged as well.
-    return AccessLog(guarded, access_logger()) if settings.access_log else guarded
+    return AccessLog(counted, access_logger()) if settings.access_log else counted

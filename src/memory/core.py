@@ -40,6 +40,7 @@ from .recall.training import Trainer, Training
 from .recall.turns import Turns
 from .recall.usage import Usage
 from .record import Recorder
+from .timings import NO_TIMINGS, StageTimings
 from .writing.arbiter import Arbiter
 from .writing.combiner import WriteCombiner
 from .writing.decision import Writes
@@ -63,10 +64,12 @@ class Core:
         reranker: Reranker | None = None,
         arbiter: Arbiter | None = None,
         progress: Progress | None = None,
+        timings: StageTimings = NO_TIMINGS,
     ) -> None:
         """``reranker`` and ``arbiter``: the optional ports, owned by the shell that made them
         (``runtime.py``); every service gets what it uses here, at construction. ``progress``
-        hears how far opening has folded the log (a restore folds all of it)."""
+        hears how far opening has folded the log (a restore folds all of it), ``timings`` the
+        stage times of every write and search."""
         root = settings.data_dir / "projections"
         self.memories = MemoryProjection(root / "memories.sqlite3", sealer)
         try:
@@ -152,6 +155,7 @@ class Core:
             detector=self.detector,
             trust=self.trust,
             arbiter=arbiter,
+            timings=timings,
         )
         self.splits = Splits(
             recorder=self._recorder,
@@ -227,6 +231,7 @@ class Core:
             hidden_chunks=self.quarantine.hidden_chunks,
             reranker=reranker,
             rerank_pool=settings.rerank_pool,
+            timings=timings,
         )
         # What the shells read, with the read rules applied once.
         self.reads = Reads(

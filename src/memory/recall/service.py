@@ -37,6 +37,7 @@ from ...projections.trust.projection import TrustProjection
 from ...projections.trust.rows import Carried
 from ...projections.vectors.exact import unit
 from ..record import Recorder
+from ..timings import NO_TIMINGS, StageTimings
 from ..writing.calibration import thresholds_for
 from .alike import answers_alike
 from .documents import DocumentRecall
@@ -88,9 +89,11 @@ class Recall:
         hidden: Callable[[str | None], AbstractSet[int]] | None = None,
         hidden_chunks: Callable[[str | None], AbstractSet[int]] | None = None,
         learned: LearnedStage | None = None,
+        timings: StageTimings = NO_TIMINGS,
     ) -> None:
         self._trust = trust
         self.learned = learned
+        self._timings = timings  # hears each search's stage times (``/metrics``)
         # Given by the shell that owns the model (``runtime.py``, a replay): the domain neither
         # finds nor loads it.
         self.reranker = reranker
@@ -130,6 +133,7 @@ class Recall:
         hidden_chunks: Callable[[str | None], AbstractSet[int]],
         reranker: Reranker | None = None,
         rerank_pool: int = RERANK_POOL,
+        timings: StageTimings = NO_TIMINGS,
     ) -> Recall:
         """Recall over a set of read models: the server's (``core.py``) and a replay's
         (``world.py``) are built alike."""
@@ -152,6 +156,7 @@ class Recall:
             learned=LearnedStage(
                 models.ranker, models.trust, Standing(models.trust, models.oversight.set_aside)
             ),
+            timings=timings,
         )
 
     def search(
@@ -236,6 +241,7 @@ class Recall:
             },
             learned=ranked.learned if ranked else None,
         )
+        self._timings.observe("search", watch.ms)
         drafts = [Draft(actor, event)]
         if not durable:
             future = self._recorder.record(drafts, durable=False)

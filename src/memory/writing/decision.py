@@ -32,6 +32,7 @@ from ...texts import content_hash
 from ..oversight.trust import Trust
 from ..poisoning.head import Detector
 from ..record import Recorder, decided_again
+from ..timings import NO_TIMINGS, StageTimings
 from .arbiter import Arbiter, Arbitration
 from .fresh_ids import FreshIds
 from .gate import Gate, Head, Heads
@@ -97,9 +98,11 @@ class Writes:
         detector: Detector,
         trust: Trust | None = None,
         arbiter: Arbiter | None = None,
+        timings: StageTimings = NO_TIMINGS,
     ) -> None:
         # A local model asked about unsure pairs, when the user turned arbitration on.
         self.arbiter = arbiter
+        self._timings = timings  # hears each write's stage times (``/metrics``)
         self._detector = detector
         self._trust = trust
         self._recorder = recorder
@@ -160,10 +163,13 @@ class Writes:
             self._trust.refuse_distrusted(actor)  # before anything is embedded or decided
         texts = [item.content for _, items in groups for item in items]
         results: list[list[WriteOutcome] | Exception] = [[] for _ in groups]
-        submitted = SubmittedGroups(results, recorder=self._recorder, gate=self._gate)
+        submitted = SubmittedGroups(
+            results, recorder=self._recorder, gate=self._gate, timings=self._timings
+        )
         if not texts:
             return submitted
         vectors = self._embedder.embed(texts)
+        submitted.lap("embed")
         starts = list(accumulate((len(items) for _, items in groups), initial=0))
         try:
             # On a shared log a decided write keeps this node's turn for its container until
@@ -183,6 +189,7 @@ class Writes:
         except BaseException:
             submitted.abandon()
             raise
+        submitted.lap("decide")
         return submitted
 
     def _submit(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import Future
 from itertools import accumulate
 from typing import Literal
@@ -10,6 +11,7 @@ import msgspec
 
 from ...eventlog import Appended, StoredRecord
 from ..record import Recorder
+from ..timings import NO_TIMINGS, StageTimings
 from .gate import Gate
 
 Status = Literal["created", "superseded", "deduplicated"]
@@ -44,12 +46,27 @@ class SubmittedGroups:
     """Writes decided and submitted by ``Writes.submit_groups``, not yet durable."""
 
     def __init__(
-        self, results: list[list[WriteOutcome] | Exception], *, recorder: Recorder, gate: Gate
+        self,
+        results: list[list[WriteOutcome] | Exception],
+        *,
+        recorder: Recorder,
+        gate: Gate,
+        timings: StageTimings = NO_TIMINGS,
     ) -> None:
         self._results = results
         self._recorder = recorder
         self._gate = gate
         self.decided: list[Decided] = []
+        # The time each stage took, from the call's start: embed, decide, then ``durable``
+        # (the append made durable and applied) when ``finish`` returns.
+        self._timings = timings
+        self._clock = time.perf_counter()
+        self._ms: dict[str, float] = {}
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self._ms[stage] = round((now - self._clock) * 1000, 3)
+        self._clock = now
 
     def finish(self) -> list[list[WriteOutcome] | Exception]:
         """Wait until the appends are durable and applied; each group's outcomes or error."""
@@ -76,6 +93,8 @@ class SubmittedGroups:
             if last:
                 appended.sort(key=lambda r: r.seq)
                 self._recorder.apply(last, appended)
+                self.lap("durable")
+                self._timings.observe("write", self._ms)
         finally:
             self.abandon()
         return results
