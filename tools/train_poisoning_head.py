@@ -2,11 +2,13 @@
 
 python tools/train_poisoning_head.py            # rewrite src/memory/data/poisoning_heads/
 python tools/train_poisoning_head.py --check    # exit 1 if a shipped head is not what it
-                                                # would write (weights to 1e-6)
+                                                # would write (weights to 1e-6, or flags)
 
 Each tier's embedder embeds every text of ``TRAINING`` in ``tests/data/poisoning/`` (attacks
 labelled 1, benign 0); ``mnemolog.memory.poisoning.fit.train`` fits the head and sets its cut.
-Deterministic: the same corpora and embedder give the same head.
+Deterministic: the same corpora and the same vectors give the same head. The quality tier's
+int8 encoder gives other vectors on another CPU (onnxruntime's kernels differ with AVX-512
+VNNI), so there the check asks for the same flags on the labelled texts (``agrees``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 import numpy as np
@@ -39,7 +42,15 @@ TRAINING = {
 }
 VERSION = 1
 TIERS = ("fast", "quality")
+# Of the labelled texts, the share a shipped head may flag otherwise than the head fitted on
+# this CPU's vectors (``agrees``).
+DISAGREEING = 0.005
 Embedded = tuple[EmbedderIdentity, np.ndarray]
+
+
+class Fitted(NamedTuple):
+    head: Head
+    features: np.ndarray  # of the labelled texts, in ``labelled()``'s order
 
 
 def labelled() -> tuple[list[str], np.ndarray, dict[str, int]]:
@@ -58,14 +69,21 @@ def labelled() -> tuple[list[str], np.ndarray, dict[str, int]]:
     return texts, np.array(labels), counts
 
 
-def heads(embed: Callable[[str, list[str]], Embedded] | None = None) -> list[Head]:
-    """Each tier's head; ``embed`` (tier, texts) may supply the vectors already computed."""
+def fitted(embed: Callable[[str, list[str]], Embedded] | None = None) -> list[Fitted]:
+    """Each tier's head, with the features of the labelled texts it was fitted on; ``embed``
+    (tier, texts) may supply the vectors already computed."""
     texts, y, counts = labelled()
     out = []
     for tier in TIERS:
         identity, vectors = (embed or embedded)(tier, texts)
-        out.append(train(identity, features_of(texts, vectors), y, counts, version=VERSION))
+        features = features_of(texts, vectors)
+        out.append(Fitted(train(identity, features, y, counts, version=VERSION), features))
     return out
+
+
+def heads(embed: Callable[[str, list[str]], Embedded] | None = None) -> list[Head]:
+    """Each tier's head; ``embed`` (tier, texts) may supply the vectors already computed."""
+    return [f.head for f in fitted(embed)]
 
 
 def embedded(tier: str, texts: list[str]) -> Embedded:
@@ -84,13 +102,38 @@ def same(a: Head, b: Head) -> bool:
     )
 
 
-def stale(made: list[Head]) -> list[str]:
-    """The shipped head files that are not what ``made`` holds."""
+def flags(head: Head, features: np.ndarray) -> np.ndarray:
+    """Which of the texts ``head`` flags, from their features (vector, then rule reasons)."""
+    z = features @ np.asarray(head.weights) + head.bias
+    flagged: np.ndarray = 1.0 / (1.0 + np.exp(-z)) >= head.cut
+    return flagged
+
+
+def agrees(shipped: Head, made: Fitted) -> bool:
+    """Whether ``shipped`` flags the labelled texts as the head fitted here does, all but
+    ``DISAGREEING`` of them. The quality tier's int8 encoder gives vectors that differ in
+    their last digits from one CPU to another (onnxruntime's kernels with and without
+    AVX-512 VNNI), and a logistic fit on 384 dimensions carries that far into its weights
+    (up to 0.7 apart) but not into what it flags: 7 of 3,607 texts apart, measured."""
+    if (shipped.embedder, shipped.reasons, shipped.trained_on) != (
+        made.head.embedder,
+        made.head.reasons,
+        made.head.trained_on,
+    ):
+        return False
+    apart = int((flags(shipped, made.features) != flags(made.head, made.features)).sum())
+    return apart <= DISAGREEING * len(made.features)
+
+
+def stale(made: list[Fitted]) -> list[str]:
+    """The shipped head files that are not what ``made`` holds: the same weights (to 1e-6),
+    or, where this CPU's vectors are not those the head was fitted on, the same flags
+    (``agrees``)."""
     out = []
-    for head in made:
-        path = OUT / head_file(head.embedder)
+    for fit in made:
+        path = OUT / head_file(fit.head.embedder)
         shipped = msgspec.json.decode(path.read_bytes(), type=Head) if path.exists() else None
-        if shipped is None or not same(shipped, head):
+        if shipped is None or not (same(shipped, fit.head) or agrees(shipped, fit)):
             out.append(path.name)
     return out
 
@@ -99,14 +142,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
-    made = heads()
+    made = fitted()
     if args.check:
         if differ := stale(made):
             print(f"not what the corpora give: {', '.join(differ)}", file=sys.stderr)
             sys.exit(1)
         return
     OUT.mkdir(parents=True, exist_ok=True)
-    for head in made:
+    for head in (fit.head for fit in made):
         path = OUT / head_file(head.embedder)
         path.write_bytes(msgspec.json.format(msgspec.json.encode(head), indent=1) + b"\n")
         print(f"{path.relative_to(ROOT)}: cut {head.cut}, {len(head.weights)} weights")

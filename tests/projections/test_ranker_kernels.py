@@ -5,6 +5,8 @@ numpy's product up to its order of addition."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 from hypothesis import given, settings
@@ -14,6 +16,12 @@ from hypothesis.extra import numpy as hnp
 from mnemolog.projections.ranker import kernels
 
 NS_PER_DAY = 86_400 * 1_000_000_000
+
+
+def log1p(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The C library's ``log1p`` over an array, as the features are defined with it (numpy's
+    own, on a CPU with AVX-512, is one unit in the last place off for some values: log1p(2))."""
+    return np.array([math.log1p(float(v)) for v in values], dtype=np.float64)
 
 
 def array_features(
@@ -30,12 +38,12 @@ def array_features(
     seen, expected, used, closest, graded, grades = sums.T
     rows = np.empty((n, 8), dtype=np.float64)
     rows[:, 0] = fused / (best_fused or 1.0)
-    rows[:, 1] = np.log1p(np.arange(n, dtype=np.float64))
-    rows[:, 2] = np.log1p(seen)
+    rows[:, 1] = log1p(np.arange(n, dtype=np.float64))
+    rows[:, 2] = log1p(seen)
     rows[:, 3] = (used + 0.25) / (expected + 1.0)
     rows[:, 4] = closest
     rows[:, 5] = (grades + 1.5) / (graded + 1.0)
-    rows[:, 6] = np.log1p(ages)
+    rows[:, 6] = log1p(ages)
     rows[:, 7] = trust
     return rows
 

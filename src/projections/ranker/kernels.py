@@ -11,9 +11,10 @@ user's cache where that is not writable) and a call costs a few microseconds.
 
 They add in the order the entries are kept (alike rows ascending, a row's entries in the order
 they were taken), so a rebuild that keeps the same histories computes the same bits. The plain
-Python functions are the definitions (``math.log1p`` is the C library's, as numpy's is); the
-compiled ones are made from them on first use (``compiled``), so importing this module does
-not import numba.
+Python functions are the definitions (``math.log1p`` is the C library's, as numpy's is except
+on a CPU with AVX-512, where numpy's own is one unit in the last place off for some values);
+the compiled ones are made from them on first use (``compiled``), so importing this module
+does not import numba.
 """
 
 from __future__ import annotations
