@@ -21,6 +21,7 @@ from ..memory import Caller
 from ..web.caller import caller_in
 from ..web.page_headers import page_headers
 from ..web.sessions import Sessions, session_token
+from .words import plain, said
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -70,6 +71,8 @@ class Pages:
         )
         self._env.filters["when"] = when
         self._env.filters["ms"] = ms
+        self._env.filters["said"] = said
+        self._env.filters["plain"] = plain
         self._env.globals["query"] = query
         self._env.globals["version"] = __version__
 

@@ -108,7 +108,13 @@ def test_forget_then_restore(page: Page, open_store: Seeded) -> None:
     page.get_by_role("button", name="Restore").click()
     expect(page.locator(".badge.live")).to_have_text("live")
     kinds = page.locator("table.history tbody tr td.kind")
-    expect(kinds).to_have_text(["memory.written (v1)", "chain.forgotten", "chain.restored"])
+    expect(kinds).to_have_text(
+        [
+            "written memory.written (v1)",
+            "forgotten (can be restored) chain.forgotten",
+            "restored after being forgotten chain.restored",
+        ]
+    )
     with open_store.client() as client:
         assert client.get(f"/memories/{memory_id}").json()["forgotten"] is False
 
@@ -238,7 +244,7 @@ def test_as_of_an_instant_and_between_two(page: Page, open_store: Seeded) -> Non
     changes = page.locator("table.changes tbody tr")
     gone = changes.filter(has_text=open_store.ids["gone"])
     expect(gone.locator("td.change")).to_have_text(["new", "forgotten"])
-    expect(changes.filter(has_text="new").first).to_contain_text("local via rest")
+    expect(changes.filter(has_text="new").first).to_contain_text("local via the REST API rest")
     forgotten = page.locator('table[data-state="later"] tbody tr').filter(has_text="goldfish")
     expect(forgotten).to_contain_text("forgotten")
     shot(page, "asof-diff")
@@ -269,7 +275,9 @@ def test_an_erased_memory_reads_as_erased_with_its_erasure(page: Page, open_stor
     expect(page.get_by_text("None", exact=True)).to_have_count(0)
     expect(page.locator("dl.windows dd").first).to_contain_text("→ erased")
     kinds = page.locator("table.history tbody tr td.kind")
-    expect(kinds).to_have_text(["memory.written (v1)", "subject.erased"])
+    expect(kinds).to_have_text(
+        ["written memory.written (v1)", "erased for good (its key destroyed) subject.erased"]
+    )
     expect(page.get_by_role("heading", name="Actions")).to_have_count(0)
     assert "4417" not in page.content()
 
@@ -434,7 +442,7 @@ def test_a_memory_page_lists_the_recalls_that_served_it(page: Page, open_store: 
     # Newest first, each with its query, the version served, its agent, and a link.
     expect(rows.first).to_contain_text("which river does Alice live near")
     expect(rows.first).to_contain_text("v1")
-    expect(rows.first.locator("td.agent")).to_have_text("local via rest")
+    expect(rows.first.locator("td.agent")).to_have_text("local via the REST API rest")
     seeded = rows.filter(has_text="where does Alice live")
     expect(seeded).to_have_count(1)
     expect(page.locator("table.injected td.empty")).to_have_text(
@@ -486,3 +494,23 @@ def test_ids_are_shown_with_their_text(page: Page, open_store: Seeded) -> None:
     )
     expect(page.locator("main script")).to_have_count(0)  # text, never markup
     assert "9921" not in page.content()
+
+
+def test_terms_come_in_plain_words_with_the_term_beside(page: Page, open_store: Seeded) -> None:
+    """Event kinds, protocols and trust's parameters read as words a person understands, and
+    the term the API and the docs use stays beside them."""
+    page.goto(f"/ui/memories/{open_store.ids['gone']}")
+    forgot = page.locator("tr[data-kind='chain.forgotten'] td.kind")
+    expect(forgot).to_contain_text("forgotten (can be restored)")
+    expect(forgot.locator("code.term")).to_have_text("chain.forgotten")
+    page.goto(f"/ui/traces/{open_store.traces['home']}")
+    meta = page.locator("p.meta").first
+    expect(meta).to_contain_text("via the REST API")
+    expect(meta.locator("code.term").first).to_have_text("rest")
+    expect(meta).not_to_contain_text("(rest)")  # the origin is not said twice
+    page.goto("/ui/activity")
+    written = page.locator("table.activity tbody td.kind").filter(has_text="memory.written")
+    expect(written.first).to_contain_text("written")
+    page.goto("/ui/agents/local")
+    expect(page.locator("body")).to_contain_text("good signals")
+    shot(page, "plain-words")

@@ -208,6 +208,8 @@ def test_no_page_reaches_another_host_and_each_sends_its_policy(
         "/ui/agents/local",
         "/ui/activity",
         "/ui/audit",
+        "/ui/ask",
+        "/ui/agents/local/rollback?sinceSeq=1",
     ]
     for url in urls:
         answer = page.goto(url)

@@ -91,10 +91,10 @@ def test_a_memory_page_lists_the_turn_that_injected_it(
     injected = page.locator("table.injected tbody tr")
     expect(injected).to_have_count(1)
     expect(injected).to_contain_text(turn_id)
-    expect(injected.locator("td.agent")).to_have_text("local via proxy")
+    expect(injected.locator("td.agent")).to_have_text("local via the chat proxy proxy")
     # The proxy's memory round is the recall that served it.
     expect(page.locator("table.served tbody tr").first.locator("td.agent")).to_have_text(
-        "local via proxy"
+        "local via the chat proxy proxy"
     )
     injected.get_by_role("link").click()
     expect(page).to_have_url(re.compile(rf"/ui/traces/{turn_id}$"))
