@@ -11,6 +11,7 @@ no script.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -183,17 +184,28 @@ def agent_pages(core: Core, pages: Pages, threshold: float) -> APIRouter:
 
 def trust_chart(signals: Sequence[SignalRow], threshold: float) -> dict[str, object]:
     """The points of the trust-after-each-signal line, oldest first, scaled to ``CHART``: x by
-    the signal's order, y from trust 0 (bottom) to 1 (top); and the threshold's height."""
+    the signal's order, y from trust 0 (bottom) to 1 (top); the threshold's height; the trust
+    axis's ticks (0 to 1 by quarters) and the dates of the first, middle and last signals under
+    the line, so the chart reads without hovering."""
     width, height = CHART
     ordered = sorted(signals, key=lambda s: s.seq)
     step = width / max(1, len(ordered) - 1)
     points = [
         (round(i * step, 1), round(height - s.trust * height, 1), s) for i, s in enumerate(ordered)
     ]
+    dated = sorted({0, len(points) // 2, len(points) - 1}) if points else []
     return {
         "width": width,
         "height": height,
         "line": " ".join(f"{x},{y}" for x, y, _ in points),
         "points": points,
         "threshold": round(height - threshold * height, 1),
+        "y_ticks": [(round(height - t * height, 1), f"{t:.2f}") for t in (0, 0.25, 0.5, 0.75, 1)],
+        "x_ticks": [(points[i][0], day(points[i][2].at)) for i in dated],
+        "last": points[-1] if points else None,
     }
+
+
+def day(instant: int) -> str:
+    """A signal's date under the chart, in UTC (the time is in each point's tooltip)."""
+    return datetime.fromtimestamp(instant / 1e9, tz=UTC).strftime("%Y-%m-%d")

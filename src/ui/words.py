@@ -67,6 +67,7 @@ PLAIN: dict[str, str] = {
     "erased": "another agent erased its memory",
     "restored": "its forgotten memory was restored",
     "feedback": "feedback about the agent",
+    "rollback_undone": "a rollback of its writes was undone",
     # How a caller reached the store.
     "rest": "the REST API",
     "mcp": "MCP",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -102,3 +103,29 @@ def test_a_scoped_key_sees_only_its_own_agent(browser: Browser, keyed_store: See
     csrf = page.locator('input[name="csrf"]').first.get_attribute("value") or ""
     refused = page.request.post("/ui/agents/worker/quarantine", form={"csrf": csrf})
     assert refused.status == 403
+
+
+def test_the_trust_chart_reads_without_hovering(browser: Browser, keyed_store: Seeded) -> None:
+    """The chart says what it draws: trust from 0 to 1 on its axis, the threshold by its
+    value, the signals' dates under the line and the latest trust beside its point."""
+    with keyed_store.client("worker") as worker:
+        written = worker.post(
+            "/memories",
+            json={"containerTag": "work", "memories": [{"content": "The VPN gateway is vpn-3"}]},
+        )
+        assert written.status_code == 200, written.text
+        memory_id = written.json()["memories"][0]["id"]
+    with keyed_store.client("admin") as admin:
+        assert admin.post(f"/memories/{memory_id}/forget", json={"reason": "wrong"}).is_success
+        assert admin.post(f"/memories/{memory_id}/restore").is_success
+        signals = admin.get("/agents/worker").json()
+    page = logged_in(browser, keyed_store, "admin")
+    page.goto("/ui/agents/worker")
+    chart = page.locator("svg.chart")
+    expect(chart.locator("text.y-tick")).to_have_text(["0.00", "0.25", "0.50", "0.75", "1.00"])
+    expect(chart.locator("text.threshold")).to_contain_text("threshold 0.")
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    expect(chart.locator("text.x-tick").last).to_have_text(today)
+    expect(chart.locator("text.last")).to_have_text(f"{signals['trust']:.3f}")
+    expect(page.locator("p.meta").filter(has_text="oldest on the left")).to_be_visible()
+    shot(page, "trust-chart")
