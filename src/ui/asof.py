@@ -1,24 +1,28 @@
 """``/ui/asof``: what a container's memory held at an instant, and what changed between two.
 
-The instant is a position in the log (a seq), picked on a slider over the log's history and
-shown as the record time there. What was believed is folded from the log up to it, starting
+The instant is a position in the log (a seq), picked on a slider over the log's history (its
+ends dated) or by a date (the last position at or before it), and shown as the record time
+there. What was believed is folded from the log up to it, starting
 from the nearest snapshot (``replay --as-of`` does the same); the changes between two
 instants are the log's own records between them, each with its agent.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from ..clock import parse_as_of_instant
 from ..errors import InvalidInput
 from ..eventlog.scratch import scratch_root
 from ..memory import MemoriesAt
 from ..replay.believed import Belief, believed
 from ..replay.diff import Change, changes_between
+from ..replay.timeline import seq_at
 from ..runtime import Runtime
 from .pages import Pages
 from .snippets import Snippets
@@ -36,6 +40,7 @@ def asof_pages(runtime: Runtime, pages: Pages) -> APIRouter:
         request: Request,
         container: Annotated[str | None, Query(max_length=256)] = None,
         at: Annotated[int | None, Query(ge=0, le=2**63 - 1)] = None,
+        when: Annotated[str | None, Query(max_length=40)] = None,
         to: Annotated[str | None, Query(max_length=20)] = None,
         page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     ) -> Response:
@@ -48,6 +53,8 @@ def asof_pages(runtime: Runtime, pages: Pages) -> APIRouter:
             return pages.render(request, "asof.html", tag=None, containers=[], head=head)
         caller.reach(tag)
         seq = min(head, at if at is not None else head)
+        if when is not None and when.strip():  # a date picked: the position it names
+            seq = await run_in_threadpool(seq_at, runtime.log, _instant(when.strip()))
         changes: list[Change] | None = None
         later: Belief | None = None
         if other is not None:  # two instants: the earlier one's belief, the later's, between
@@ -71,6 +78,8 @@ def asof_pages(runtime: Runtime, pages: Pages) -> APIRouter:
             tag=tag,
             containers=containers,
             head=head,
+            first_at=_record_time(runtime, 1),
+            head_at=_record_time(runtime, head),
             seq=seq,
             to=other,
             belief=belief,
@@ -86,6 +95,22 @@ def asof_pages(runtime: Runtime, pages: Pages) -> APIRouter:
         )
 
     return router
+
+
+def _instant(text: str) -> int:
+    """A date picked in the form, in UTC: a plain date, or the date-time a browser's
+    ``datetime-local`` field sends (no zone: the form says UTC), or one with its zone."""
+    if len(text) > 10 and "T" in text and not re.search(r"(Z|[+-]\d\d:?\d\d)$", text):
+        text += "Z"
+    return parse_as_of_instant(text, "when")
+
+
+def _record_time(runtime: Runtime, seq: int) -> int | None:
+    """When the record at ``seq`` was appended (None before the first)."""
+    if seq < 1:
+        return None
+    found = next(iter(runtime.log.read(seq, limit=1)), None)
+    return None if found is None else found.record.ts
 
 
 def _position(text: str | None) -> int | None:

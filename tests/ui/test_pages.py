@@ -514,3 +514,28 @@ def test_terms_come_in_plain_words_with_the_term_beside(page: Page, open_store: 
     page.goto("/ui/agents/local")
     expect(page.locator("body")).to_contain_text("good signals")
     shot(page, "plain-words")
+
+
+def test_as_of_a_date_on_a_dated_slider(page: Page, open_store: Seeded) -> None:
+    """The slider spans the page and says the dates of its ends; a date picked instead of a
+    position shows the belief of the last record at or before it."""
+    page.goto("/ui/asof?container=home")
+    slider = page.get_by_label(re.compile("Instant"))
+    box = slider.bounding_box()
+    assert box is not None and box["width"] > 600, box
+    head = slider.get_attribute("max")
+    ends = page.locator(".slider .ends")
+    expect(ends.locator(".first")).to_contain_text(" UTC")
+    expect(ends.locator(".last")).to_contain_text(" UTC")
+    date = page.get_by_label("Or a date (UTC)")
+    date.fill("2000-01-01T00:00:00")
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator(".summary")).to_have_attribute("data-seq", "0")
+    expect(page.locator(".summary strong").first).to_have_text("before the first record")
+    page.get_by_label("Or a date (UTC)").fill("2100-01-01T00:00:00")
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator(".summary")).to_have_attribute("data-seq", re.compile(r"^\d+$"))
+    assert int(page.locator(".summary").get_attribute("data-seq") or 0) >= int(head or 1)
+    # A date the form cannot read is refused, with nothing changed.
+    answer = page.goto("/ui/asof?container=home&when=last+tuesday")
+    assert answer is not None and answer.status == 400
