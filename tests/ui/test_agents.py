@@ -56,6 +56,10 @@ def test_a_revoked_key_is_refused_at_once(browser: Browser, keyed_store: Seeded)
     # One click asks first: the revocation cannot be undone.
     row.get_by_role("link", name="Revoke…").click()
     expect(page.get_by_role("alert")).to_contain_text("This cannot be undone.")
+    # Offline, under the same policy as every page: no script of its own, none inline.
+    policy = page.request.get(page.url).headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    assert "<script>" not in page.content() and not re.search(r"\son[a-z]+=", page.content())
     expect(page.locator("dl.facts")).to_contain_text(spare)
     shot(page, "revoke")
     assert spare_opens() == 200
