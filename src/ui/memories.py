@@ -24,6 +24,7 @@ from .snippets import Snippets
 PAGE = 50  # memories a list page shows
 MAX_TEXT = 256  # characters of a list's text filter
 MAX_REASON = 2000  # characters of a forget's reason, as the API takes
+MAX_TAG = 256  # characters of a container's name, as the API takes
 USES = 20  # recalls that served a memory, and turns that injected it, its page lists
 
 
@@ -72,6 +73,8 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
             pages=max(1, -(-total // PAGE)),
             erased=erased,
             erased_seq=seq,
+            max_content=MAX_CONTENT,
+            max_tag=MAX_TAG,
         )
 
     @router.get("/ui/memories/{memory_id}")
@@ -140,6 +143,23 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
             refused=refused,
             draft=draft,
         )
+
+    @router.post("/ui/memories")
+    async def add(request: Request) -> Response:
+        """A memory written as ``POST /memories`` writes one, by the same write path (the
+        decision may link it, find it a duplicate or make it a new version): to its page."""
+        form = await read_form(request, pages.sessions)
+        caller = pages.caller(request)
+        tag = form.get("container", "").strip()
+        content = form.get("content", "").strip()
+        if not 1 <= len(tag) <= MAX_TAG:
+            raise InvalidInput(f"name the container (1 to {MAX_TAG} characters)")
+        if not content or len(content) > MAX_CONTENT:
+            raise InvalidInput(f"a memory's text is 1 to {MAX_CONTENT} characters")
+        caller.reach(tag)
+        item = NewMemory(content=content)
+        (outcome,) = await run_in_threadpool(core.combiner.write, tag, [item], caller.actor("rest"))
+        return see_other(f"/ui/memories/{outcome.memory_id}")
 
     @router.post("/ui/memories/{memory_id}/forget")
     async def forget(request: Request, memory_id: str) -> Response:

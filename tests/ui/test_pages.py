@@ -539,3 +539,30 @@ def test_as_of_a_date_on_a_dated_slider(page: Page, open_store: Seeded) -> None:
     # A date the form cannot read is refused, with nothing changed.
     answer = page.goto("/ui/asof?container=home&when=last+tuesday")
     assert answer is not None and answer.status == 400
+
+
+def test_a_memory_added_from_the_list_is_written_as_the_api_writes_it(
+    page: Page, open_store: Seeded
+) -> None:
+    text = "Alice's dentist is Dr. Okafor on Elm Street"
+    page.goto("/ui/memories?container=home")
+    form = page.locator("form.add")
+    expect(form.get_by_label("Add to")).to_have_value("home")
+    form.get_by_label("What to remember").fill(text)
+    form.get_by_role("button", name="Add").click()
+    expect(page).to_have_url(re.compile(r"/ui/memories/mem_[0-9a-f]+$"))
+    expect(page.locator("h1")).to_have_text(text)
+    memory_id = page.url.rsplit("/", 1)[1]
+    with open_store.client() as client:
+        stored = client.get(f"/memories/{memory_id}")
+        assert stored.status_code == 200
+        assert stored.json()["containerTag"] == "home"
+        assert stored.json()["versions"][-1]["content"] == text
+    # The same text again is the same memory: the write decision's, not a second copy.
+    page.goto("/ui/memories?container=home")
+    page.locator("form.add").get_by_label("What to remember").fill(text)
+    page.locator("form.add").get_by_role("button", name="Add").click()
+    expect(page).to_have_url(re.compile(rf"/ui/memories/{memory_id}$"))
+    with open_store.client() as client:
+        listed = client.get("/memories", params={"containerTag": "home", "limit": 500}).json()
+    assert sum(m["content"] == text for m in listed["memories"]) == 1

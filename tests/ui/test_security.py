@@ -357,3 +357,22 @@ def test_a_scoped_key_asks_and_follows_only_its_own_containers(
         assert (trace["agentId"], trace["containerTag"]) == ("worker", "work")
         admin_view = admin.get(f"/ui/memories/{deploy}").text
     assert "deploy key rotates Friday" in admin_view  # the admin sees its wide recall
+
+
+def test_a_scoped_key_adds_memories_to_its_own_containers_only(
+    browser: Browser, keyed_store: Seeded
+) -> None:
+    page = logged_in(browser, keyed_store, "worker")
+    page.goto("/ui/memories")
+    csrf = page.locator('form.add input[name="csrf"]').get_attribute("value") or ""
+    refused = page.request.post(
+        "/ui/memories", form={"csrf": csrf, "container": "home", "content": "Planted fact"}
+    )
+    assert refused.status == 403
+    with keyed_store.client("admin") as admin:
+        home = admin.get("/memories", params={"containerTag": "home", "limit": 500}).json()
+    assert not any(m["content"] == "Planted fact" for m in home["memories"])
+    stale = page.request.post(
+        "/ui/memories", form={"csrf": "forged", "container": "work", "content": "Planted fact"}
+    )
+    assert stale.status == 403
