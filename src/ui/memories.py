@@ -41,6 +41,9 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
         page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
         erased: Annotated[str | None, Query(max_length=64)] = None,
         seq: Annotated[int | None, Query(ge=1, le=2**63 - 1)] = None,
+        erased_container: Annotated[str | None, Query(max_length=MAX_TAG)] = None,
+        memories: Annotated[int | None, Query(ge=0, le=2**63 - 1)] = None,
+        documents: Annotated[int | None, Query(ge=0, le=2**63 - 1)] = None,
     ) -> Response:
         caller = pages.caller(request)
         if status not in get_args(Browse):
@@ -73,6 +76,8 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
             pages=max(1, -(-total // PAGE)),
             erased=erased,
             erased_seq=seq,
+            erased_container=erased_container,
+            erased_counts={"memories": memories or 0, "documents": documents or 0},
             max_content=MAX_CONTENT,
             max_tag=MAX_TAG,
         )
@@ -160,6 +165,39 @@ def memory_pages(core: Core, pages: Pages) -> APIRouter:
         item = NewMemory(content=content)
         (outcome,) = await run_in_threadpool(core.combiner.write, tag, [item], caller.actor("rest"))
         return see_other(f"/ui/memories/{outcome.memory_id}")
+
+    @router.get("/ui/containers/{container_tag}/erase")
+    def confirm_erase_container(request: Request, container_tag: str) -> Response:
+        caller = pages.caller(request)
+        caller.reach(container_tag)
+        _, _, counts = core.reads.browse(
+            caller, status="live", container_tag=container_tag, limit=1
+        )
+        return pages.render(request, "erase-container.html", tag=container_tag, counts=counts)
+
+    @router.post("/ui/containers/{container_tag}/erase")
+    async def erase_container(request: Request, container_tag: str) -> Response:
+        """``DELETE /containers/{tag}`` from a form: everything of the container destroyed,
+        once its name is typed; to the memories list, saying what was destroyed."""
+        form = await read_form(request, pages.sessions)
+        if form.get("confirm") != container_tag:
+            raise InvalidInput("type the container's name to confirm its erasure")
+        caller = pages.caller(request)
+        force = form.get("force") == "on"
+        receipt = await run_in_threadpool(
+            lambda: core.erasure.container(container_tag, caller, force=force)
+        )
+        done = receipt.receipt
+        return see_other(
+            query(
+                "/ui/memories",
+                {},
+                erased_container=container_tag,
+                memories=done.memories,
+                documents=done.documents,
+                seq=receipt.seq,
+            )
+        )
 
     @router.post("/ui/memories/{memory_id}/forget")
     async def forget(request: Request, memory_id: str) -> Response:

@@ -566,3 +566,32 @@ def test_a_memory_added_from_the_list_is_written_as_the_api_writes_it(
     with open_store.client() as client:
         listed = client.get("/memories", params={"containerTag": "home", "limit": 500}).json()
     assert sum(m["content"] == text for m in listed["memories"]) == 1
+
+
+def test_a_whole_container_is_erased_after_its_name_is_typed(
+    page: Page, open_store: Seeded
+) -> None:
+    with open_store.client() as client:
+        write(client, "scratchpad", "The spare key is under the blue flowerpot")
+        write(client, "scratchpad", "The garage code is 4471")
+    page.goto("/ui/memories?container=scratchpad")
+    page.get_by_role("link", name="Erase the container scratchpad for good…").click()
+    expect(page.get_by_role("alert")).to_contain_text("This cannot be undone.")
+    expect(page.locator("main")).to_contain_text("It holds 2 live memories")
+    # A wrong name erases nothing.
+    page.get_by_label(re.compile("Type the container's name")).fill("scratch")
+    page.get_by_role("button", name="Erase for good").click()
+    expect(page.locator("main")).to_contain_text("type the container's name")
+    with open_store.client() as client:
+        kept = client.get("/memories", params={"containerTag": "scratchpad"}).json()
+        assert kept["total"] == 2
+    page.goto("/ui/containers/scratchpad/erase")
+    page.get_by_label(re.compile("Type the container's name")).fill("scratchpad")
+    page.get_by_role("button", name="Erase for good").click()
+    expect(page.get_by_role("status")).to_contain_text("Container scratchpad was erased for good")
+    expect(page.get_by_role("status")).to_contain_text("2 memories")
+    with open_store.client() as client:
+        gone = client.get("/memories", params={"containerTag": "scratchpad"}).json()
+        assert gone["total"] == 0
+        again = client.delete("/containers/scratchpad")
+        assert again.status_code == 200 and again.json()["repeated"] is True

@@ -376,3 +376,18 @@ def test_a_scoped_key_adds_memories_to_its_own_containers_only(
         "/ui/memories", form={"csrf": "forged", "container": "work", "content": "Planted fact"}
     )
     assert stale.status == 403
+
+
+def test_a_scoped_key_cannot_erase_another_container(browser: Browser, keyed_store: Seeded) -> None:
+    page = logged_in(browser, keyed_store, "worker")
+    page.goto("/ui/memories")
+    csrf = page.locator('form.add input[name="csrf"]').get_attribute("value") or ""
+    answer = page.goto("/ui/containers/home/erase")
+    assert answer is not None and answer.status in (403, 404)
+    refused = page.request.post(
+        "/ui/containers/home/erase", form={"csrf": csrf, "confirm": "home", "force": "on"}
+    )
+    assert refused.status in (403, 404)
+    with keyed_store.client("admin") as admin:
+        home = admin.get("/memories", params={"containerTag": "home"}).json()
+    assert home["total"] > 0
