@@ -25,7 +25,7 @@ import numpy as np
 
 from mnemolog.embedding.identity import EmbedderIdentity
 from mnemolog.embedding.select import open_embedder
-from mnemolog.memory.poisoning.fit import features_of, train
+from mnemolog.memory.poisoning.fit import features_of, scores, train
 from mnemolog.memory.poisoning.head import HEADS_DIR, Head, head_file
 from mnemolog.settings import Settings
 
@@ -104,8 +104,7 @@ def same(a: Head, b: Head) -> bool:
 
 def flags(head: Head, features: np.ndarray) -> np.ndarray:
     """Which of the texts ``head`` flags, from their features (vector, then rule reasons)."""
-    z = features @ np.asarray(head.weights) + head.bias
-    flagged: np.ndarray = 1.0 / (1.0 + np.exp(-z)) >= head.cut
+    flagged: np.ndarray = scores(np.append(head.weights, head.bias), features) >= head.cut
     return flagged
 
 
